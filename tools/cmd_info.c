@@ -1,0 +1,127 @@
+/*
+ * cmd_info.c — `heapgraph info FILE [--json]`: metadata, counts, sizes and
+ * whether the checksum holds (a file whose only fault is its checksum is
+ * still shown, with the mismatch reported and exit status 1).
+ */
+#include <string.h>
+#include <time.h>
+
+#include "tools/cli_util.h"
+
+static void totals(const struct hg_graph *g, uint64_t *bytes, uint64_t *classified) {
+  *bytes = 0;
+  *classified = 0;
+  for (uint32_t i = 0; i < g->node_count; i++) {
+    *bytes += g->node_size[i];
+    *classified += g->node_class[i] != 0;
+  }
+}
+
+static void print_json(const struct hg_graph *g, const char *path) {
+  const struct hg_meta *m = &g->meta;
+  uint64_t bytes, classified;
+  totals(g, &bytes, &classified);
+  printf("{\"file\":");
+  cli_json_str(stdout, path);
+  printf(",\"file_size\":%llu,\"format_version\":%u,\"checksum\":\"0x%016llx\",\"checksum_ok\":%s",
+         (unsigned long long)g->file_size, g->format_version, (unsigned long long)g->checksum,
+         g->checksum_ok ? "true" : "false");
+  const char *tk[] = {"platform", "os_version", "arch", "process", "trigger", "allocator", "heap_status"};
+  const char *tv[] = {m->platform, m->os_version, m->arch, m->process, m->trigger, m->allocator, m->heap_status};
+  for (size_t i = 0; i < sizeof tk / sizeof tk[0]; i++) {
+    printf(",\"%s\":", tk[i]);
+    cli_json_str(stdout, tv[i]);
+  }
+  printf(",\"pointer_size\":%u,\"page_size\":%u,\"pid\":%lld,\"time_ns\":%llu", m->pointer_size,
+         m->page_size, (long long)m->pid, (unsigned long long)m->time_ns);
+  printf(",\"app\":{");
+  for (size_t i = 0; i < m->app_count; i++) {
+    printf("%s", i ? "," : "");
+    cli_json_str(stdout, m->app[i].key);
+    putchar(':');
+    cli_json_str(stdout, m->app[i].value);
+  }
+  printf("},\"capture\":{");
+  for (size_t i = 0; i < m->capture_count; i++) {
+    printf("%s", i ? "," : "");
+    cli_json_str(stdout, m->capture[i].key);
+    printf(":%llu", (unsigned long long)m->capture[i].value);
+  }
+  printf("},\"counts\":{\"regions\":%u,\"images\":%u,\"threads\":%u,\"heaps\":%u,\"classes\":%u,"
+         "\"strings\":%u,\"nodes\":%u,\"edges\":%u,\"roots\":%u}",
+         g->region_count, g->image_count, g->thread_count, g->heap_count, g->class_count,
+         g->string_count, g->node_count, g->edge_count, g->root_count);
+  printf(",\"node_bytes\":%llu,\"classified_nodes\":%llu}\n", (unsigned long long)bytes,
+         (unsigned long long)classified);
+}
+
+static void print_text(const struct hg_graph *g, const char *path) {
+  const struct hg_meta *m = &g->meta;
+  char b1[32], b2[32];
+  uint64_t bytes, classified;
+  totals(g, &bytes, &classified);
+  printf("file        %s (%s)\n", path, cli_bytes(g->file_size, b1, sizeof b1));
+  printf("format      v%u, checksum %s (xxh64 0x%016llx)\n", g->format_version,
+         g->checksum_ok ? "ok" : "MISMATCH", (unsigned long long)g->checksum);
+  printf("platform    %s %s %s, pointer %u bytes, page %u bytes\n", m->platform ? m->platform : "?",
+         m->arch ? m->arch : "?", m->os_version ? m->os_version : "", m->pointer_size, m->page_size);
+  printf("process     %s (pid %lld)\n", m->process ? m->process : "?", (long long)m->pid);
+  if (m->time_ns) {
+    time_t t = (time_t)(m->time_ns / 1000000000u);
+    struct tm tm;
+    char when[64];
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    printf("time        %s\n", when);
+  }
+  if (m->trigger) printf("trigger     %s\n", m->trigger);
+  if (m->allocator || m->heap_status)
+    printf("heap        %s: %s\n", m->allocator ? m->allocator : "?", m->heap_status ? m->heap_status : "?");
+  for (size_t i = 0; i < m->capture_count; i++)
+    printf("%-11s %s = %llu\n", i ? "" : "capture", m->capture[i].key,
+           (unsigned long long)m->capture[i].value);
+  for (size_t i = 0; i < m->app_count; i++)
+    printf("%-11s %s = %s\n", i ? "" : "app", m->app[i].key, m->app[i].value);
+  printf("regions     %u\nimages      %u\nthreads     %u\nclasses     %u\n", g->region_count,
+         g->image_count, g->thread_count, g->class_count);
+  printf("nodes       %u (%s), %llu classified (%.1f%%)\n", g->node_count,
+         cli_bytes(bytes, b2, sizeof b2), (unsigned long long)classified,
+         g->node_count ? 100.0 * (double)classified / g->node_count : 0.0);
+  printf("edges       %u\nroots       %u\n", g->edge_count, g->root_count);
+  if (g->node_count)
+    printf("encoding    %.2f bytes per node+edge record\n",
+           (double)g->file_size / ((double)g->node_count + g->edge_count));
+}
+
+int cmd_info(int argc, char **argv) {
+  const char *path = NULL;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      printf("usage: heapgraph info FILE [--json]\n"
+             "  Metadata (platform, process, trigger, capture timings, app key/values),\n"
+             "  record counts, total node bytes, and whether the checksum holds.\n");
+      return 0;
+    } else if (!strcmp(argv[i], "--json")) {
+      json = 1;
+    } else if (!path) {
+      path = argv[i];
+    } else {
+      fprintf(stderr, "heapgraph info: unexpected argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!path) {
+    fprintf(stderr, "usage: heapgraph info FILE [--json]\n");
+    return 2;
+  }
+  struct hg_graph *g = cli_load(path, HG_LOAD_ALLOW_BAD_CHECKSUM);
+  if (!g) return 1;
+  if (json)
+    print_json(g, path);
+  else
+    print_text(g, path);
+  int rc = g->checksum_ok ? 0 : 1;
+  hg_graph_free(g);
+  return rc;
+}

@@ -1,0 +1,80 @@
+/*
+ * cmd_nodes.c — `heapgraph nodes FILE [--class NAME] [--json] [--mangled]
+ * [--limit N]`: one line per node (index, address, size, class, flags,
+ * heap, out/in degree); with --json one object per line.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli_util.h"
+
+static void flags_str(uint8_t f, char *out, size_t size) {
+  snprintf(out, size, "%s%s%s", f & HG_NODE_MALLOC ? "malloc" : "", f & HG_NODE_REGION ? "region" : "",
+           f & HG_NODE_MMAPPED ? "+mmap" : "");
+}
+
+int cmd_nodes(int argc, char **argv) {
+  const char *path = NULL, *cls = NULL;
+  int json = 0, mangled = 0;
+  long limit = -1;
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      printf("usage: heapgraph nodes FILE [--class NAME] [--json] [--mangled] [--limit N]\n"
+             "  Lists nodes in address order. --class keeps nodes whose class (demangled\n"
+             "  or mangled) equals NAME; \"-\" selects unclassified nodes.\n");
+      return 0;
+    } else if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--mangled")) mangled = 1;
+    else if (!strcmp(argv[i], "--class") && i + 1 < argc) cls = argv[++i];
+    else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atol(argv[++i]);
+    else if (!path) path = argv[i];
+    else {
+      fprintf(stderr, "heapgraph nodes: unexpected argument '%s'\n", argv[i]);
+      return 2;
+    }
+  }
+  if (!path) {
+    fprintf(stderr, "usage: heapgraph nodes FILE [--class NAME] [--json]\n");
+    return 2;
+  }
+  struct hg_graph *g = cli_load(path, 0);
+  if (!g) return 1;
+  char **names = cli_class_names(g, mangled);
+  if (!names || hg_graph_build_reverse(g)) {
+    fprintf(stderr, "heapgraph nodes: out of memory\n");
+    return 1;
+  }
+  long shown = 0;
+  for (uint32_t n = 0; n < g->node_count && (limit < 0 || shown < limit); n++) {
+    uint32_t c = g->node_class[n];
+    if (cls) {
+      if (!strcmp(cls, "-")) {
+        if (c) continue;
+      } else if (!c || (strcmp(cls, names[c]) && strcmp(cls, g->classes[c - 1].name))) {
+        continue;
+      }
+    }
+    shown++;
+    char fl[32];
+    flags_str(g->node_flags[n], fl, sizeof fl);
+    uint32_t out = g->edge_start[n + 1] - g->edge_start[n], in = g->in_start[n + 1] - g->in_start[n];
+    const char *heap = g->node_heap[n] ? g->heaps[g->node_heap[n] - 1] : NULL;
+    if (json) {
+      printf("{\"index\":%u,\"addr\":", n);
+      cli_json_addr(stdout, g->node_addr[n]);
+      printf(",\"size\":%llu,\"class\":", (unsigned long long)g->node_size[n]);
+      cli_json_str(stdout, c ? names[c] : NULL);
+      printf(",\"kind\":");
+      cli_json_str(stdout, c ? hg_class_kind_name(g->classes[c - 1].kind) : NULL);
+      printf(",\"flags\":\"%s\",\"heap\":", fl);
+      cli_json_str(stdout, heap);
+      printf(",\"out\":%u,\"in\":%u}\n", out, in);
+    } else {
+      printf("%8u 0x%012llx %10llu %-8s out %-4u in %-4u %s\n", n, (unsigned long long)g->node_addr[n],
+             (unsigned long long)g->node_size[n], fl, out, in, c ? names[c] : "-");
+    }
+  }
+  cli_class_names_free(g, names);
+  hg_graph_free(g);
+  return 0;
+}
