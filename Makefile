@@ -101,7 +101,9 @@ demo: all $(BUILD)/examples/demo
 	@mkdir -p out
 	$(BUILD)/examples/demo out/demo.hgsnap
 	$(CLI) info out/demo.hgsnap
-	$(CLI) classes out/demo.hgsnap
+	$(CLI) classes out/demo.hgsnap -n 15
+	$(CLI) leaks out/demo.hgsnap || true
+	$(CLI) top out/demo.hgsnap -n 5
 
 bench: all $(BENCH_TARGETS)
 

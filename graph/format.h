@@ -45,8 +45,11 @@ enum hg_record_type {
 
 /* Node row flags byte: low 4 bits HG_NODE_*, bit 7 = heap id follows. */
 #define HG_NODE_ROW_HEAP 0x80u
-/* Edge offkind: bit 3 = offset delta stored in 8-byte words; bits 0-2 kind code. */
-#define HG_OFFKIND_WORDS 0x08u
+/* Edge group header "n" = (row count << 1) | words flag; with the flag set
+ * every offset delta of the group is stored divided by 8. */
+#define HG_GROUP_WORDS 0x01u
+/* Edge row offkind = (offset delta << 3) | kind code (bits 0-2). */
+#define HG_OFFKIND_SHIFT 3
 /* Kind codes 5..7 are strong/weak/unowned with a field-name id following. */
 #define HG_KINDCODE_NAMED_BASE 5u
 /* Root row kind byte: low 4 bits kind, bit 4 = owner follows. */

@@ -68,6 +68,13 @@ static int next(struct rd *r) {
 
 static uint64_t here(const struct rd *r) { return r->p.tok_offset; }
 
+/* The next token inside an item: the file must not end here. */
+static int next_value(struct rd *r, const char *what) {
+  TRY(next(r));
+  if (r->p.tok.type == TOK_EOF) return bad(r, HG_ETRUNCATED, here(r), "file ends before %s", what);
+  return 0;
+}
+
 static int want(struct rd *r, int type, const char *what) {
   TRY(next(r));
   if (r->p.tok.type == TOK_EOF) return bad(r, HG_ETRUNCATED, here(r), "file ends before %s", what);
@@ -92,7 +99,7 @@ static int get_u32(struct rd *r, uint32_t *v, const char *what) {
 
 /* Optional index: null → HG_NO_OWNER. */
 static int get_opt_index(struct rd *r, uint32_t *v, const char *what) {
-  TRY(next(r));
+  TRY(next_value(r, what));
   if (r->p.tok.type == TOK_NULL) {
     *v = HG_NO_OWNER;
     return 0;
@@ -225,7 +232,7 @@ static int rec_meta(struct rd *r) {
     } else if (!strcmp(key, "time_ns")) {
       TRY(get_uint(r, &m->time_ns, key));
     } else if (!strcmp(key, "pid")) {
-      TRY(next(r));
+      TRY(next_value(r, key));
       if (r->p.tok.type == TOK_UINT && r->p.tok.u <= INT64_MAX)
         m->pid = (int64_t)r->p.tok.u;
       else if (r->p.tok.type == TOK_NEGINT && r->p.tok.u <= INT64_MAX)
@@ -451,6 +458,8 @@ static int rec_edges(struct rd *r) {
     VARINT(r, p, end, sd, base, start, "edge group source");
     VARINT(r, p, end, n, base, start, "edge group size");
     uint64_t at = base + (uint64_t)(p - start);
+    int words = (n & HG_GROUP_WORDS) != 0;
+    n >>= 1;
     if (first_group && sd != 0) return bad(r, HG_EFORMAT, at, "first edge group must start at the chunk's source");
     if (n == 0 || n > count - done) return bad(r, HG_EFORMAT, at, "edge group size %llu out of range",
                                                (unsigned long long)n);
@@ -466,9 +475,9 @@ static int rec_edges(struct rd *r) {
       if (code >= HG_KINDCODE_NAMED_BASE) VARINT(r, p, end, field, base, start, "edge field");
       VARINT(r, p, end, zz, base, start, "edge target");
       at = base + (uint64_t)(row - start);
-      uint64_t q = ok >> 4;
-      if ((ok & HG_OFFKIND_WORDS) && q > (UINT64_MAX >> 3)) return bad(r, HG_EFORMAT, at, "edge offset overflows");
-      uint64_t d = (ok & HG_OFFKIND_WORDS) ? q * 8 : q;
+      uint64_t q = ok >> HG_OFFKIND_SHIFT;
+      if (words && q > (UINT64_MAX >> 3)) return bad(r, HG_EFORMAT, at, "edge offset overflows");
+      uint64_t d = words ? q * 8 : q;
       if (absolute && i == 0) {
         off = d;
       } else {
@@ -659,18 +668,26 @@ static void merge_meta(struct rd *r) {
 
 /* ---- top level ---- */
 
-static int read_header(struct rd *r) {
+/* A header token; a file that ends inside the header is truncated, not foreign. */
+static int header_next(struct rd *r) {
   TRY(next(r));
+  if (r->p.tok.type == TOK_EOF)
+    return bad(r, HG_ETRUNCATED, here(r), r->p.size ? "file ends inside the snapshot header" : "empty file");
+  return 0;
+}
+
+static int read_header(struct rd *r) {
+  TRY(header_next(r));
   if (r->p.tok.type != TOK_TAG || r->p.tok.u != HG_SELF_DESCRIBE_TAG)
     return bad(r, HG_EVERSION, 0, "not a heapgraph snapshot (no self-described CBOR tag)");
-  TRY(next(r));
+  TRY(header_next(r));
   if (r->p.tok.type != TOK_INDEF_ARRAY)
     return bad(r, HG_EVERSION, here(r), "not a heapgraph snapshot (no record stream)");
-  TRY(next(r));
+  TRY(header_next(r));
   if (r->p.tok.type != TOK_ARRAY || r->p.tok.u < 2)
     return bad(r, HG_EVERSION, here(r), "not a heapgraph snapshot (no header)");
   uint64_t extra = r->p.tok.u - 2;
-  TRY(next(r));
+  TRY(header_next(r));
   if (r->p.tok.type != TOK_TEXT || r->p.tok.len != HG_MAGIC_TEXT_LEN ||
       memcmp(r->p.tok.ptr, HG_MAGIC_TEXT, HG_MAGIC_TEXT_LEN))
     return bad(r, HG_EVERSION, here(r), "not a heapgraph snapshot (bad magic)");

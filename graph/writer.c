@@ -27,10 +27,15 @@
 #include "heapgraph.h"
 
 #define OUT_CAP (512u * 1024u)
-#define GROUP_CAP (64u * 1024u)
+#define GROUP_ROWS 4096u /* staged edge rows; 4096 * EDGE_ROW_MAX < chunk */
 #define NODE_ROW_MAX 31u
 #define EDGE_ROW_MAX 25u
 #define ROOT_ROW_MAX 26u
+
+struct grow {
+  uint64_t off, zz;
+  uint32_t field, code;
+};
 
 struct chunk {
   uint8_t *buf;
@@ -56,13 +61,11 @@ struct hg_writer {
   uint64_t bytes;  /* bytes handed to write() so far                     */
 
   struct chunk nodes, edges, roots;
-  /* Current edge group (one source) staged until its size is known: its
-   * first row raw (g_*), the following rows encoded in `group`.          */
-  uint8_t *group;
-  size_t group_len;
-  uint64_t group_n, group_src, group_last;
-  uint64_t g_off, g_zz;
-  uint32_t g_code, g_field;
+  /* Current edge group (one source), staged raw until it is closed, when
+   * its row count and whether all offset deltas are whole words are known. */
+  struct grow *group;
+  size_t group_n;
+  uint64_t group_src;
 
   /* ordering state and counts */
   uint64_t node_count, node_end;
@@ -229,10 +232,11 @@ static int c_int(struct hg_writer *w, int64_t v) {
 /* ---- open / close ---- */
 
 int hg_writer_open(struct hg_writer **out, const char *path) {
+  if (out) *out = NULL; /* callers may hg_writer_close(w) whatever open returned */
   if (!out || !path || !*path) return HG_EINVAL;
-  *out = NULL;
   if (strlen(path) + 64 >= PATH_MAX) return HG_EINVAL;
-  size_t size = sizeof(struct hg_writer) + OUT_CAP + 3 * (size_t)HG_CHUNK_MAX_BYTES + GROUP_CAP;
+  size_t size = sizeof(struct hg_writer) + OUT_CAP + 3 * (size_t)HG_CHUNK_MAX_BYTES +
+                GROUP_ROWS * sizeof(struct grow);
   void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return HG_ENOMEM;
   struct hg_writer *w = m;
@@ -247,7 +251,7 @@ int hg_writer_open(struct hg_writer **out, const char *path) {
   p += HG_CHUNK_MAX_BYTES;
   w->roots.buf = p;
   p += HG_CHUNK_MAX_BYTES;
-  w->group = p;
+  w->group = (struct grow *)p;
   w->fd = -1;
 
   snprintf(w->path, sizeof w->path, "%s", path);
@@ -544,39 +548,40 @@ static int flush_edge_chunk(struct hg_writer *w) {
   return w->failed;
 }
 
-static uint8_t *put_edge_row(uint8_t *p, uint64_t d, unsigned code, uint32_t field, uint64_t zz) {
-  uint64_t ok = (d % 8 == 0) ? ((d / 8) << 4) | HG_OFFKIND_WORDS | code : (d << 4) | code;
-  p += hg_put_varint(p, ok);
-  if (field) p += hg_put_varint(p, field);
-  p += hg_put_varint(p, zz);
-  return p;
-}
-
-/* Moves the staged group into the edge chunk. Its first row is encoded here:
- * absolute when the group starts a chunk or a new source, else as a delta
- * from the last offset already in the chunk (a continuation group). */
+/* Moves the staged group into the edge chunk. The first row is absolute
+ * when the group starts a chunk or a new source, else a delta from the last
+ * offset already in the chunk (a continuation of the same source). */
 static int close_group(struct hg_writer *w) {
   if (w->group_n == 0) return w->failed;
   struct chunk *c = &w->edges;
-  if (c->count && c->len + w->group_len + 5 * HG_VARINT_MAX > HG_CHUNK_MAX_BYTES &&
+  if (c->count && c->len + (w->group_n + 1) * EDGE_ROW_MAX > HG_CHUNK_MAX_BYTES &&
       flush_edge_chunk(w))
     return w->failed;
   int starts_chunk = c->count == 0;
   if (starts_chunk) c->first = w->group_src;
   uint64_t srcdelta = starts_chunk ? 0 : w->group_src - c->prev_a;
-  int absolute = starts_chunk || srcdelta != 0;
-  uint64_t d = absolute ? w->g_off : w->g_off - c->prev_b;
+  uint64_t prev = (starts_chunk || srcdelta) ? 0 : c->prev_b;
+  int words = 1;
+  for (size_t i = 0; i < w->group_n && words; i++) {
+    words = (w->group[i].off - prev) % 8 == 0;
+    prev = w->group[i].off;
+  }
+  prev = (starts_chunk || srcdelta) ? 0 : c->prev_b;
   uint8_t *p = c->buf + c->len;
   p += hg_put_varint(p, srcdelta);
-  p += hg_put_varint(p, w->group_n);
-  p = put_edge_row(p, d, w->g_code, w->g_field, w->g_zz);
-  memcpy(p, w->group, w->group_len);
-  p += w->group_len;
+  p += hg_put_varint(p, ((uint64_t)w->group_n << 1) | (words ? HG_GROUP_WORDS : 0));
+  for (size_t i = 0; i < w->group_n; i++) {
+    const struct grow *r = &w->group[i];
+    uint64_t d = r->off - prev;
+    prev = r->off;
+    p += hg_put_varint(p, ((words ? d / 8 : d) << HG_OFFKIND_SHIFT) | r->code);
+    if (r->field) p += hg_put_varint(p, r->field);
+    p += hg_put_varint(p, r->zz);
+  }
   c->len = (size_t)(p - c->buf);
   c->count += w->group_n;
-  c->prev_a = w->group_src;  /* last source in chunk */
-  c->prev_b = w->group_last; /* last offset in chunk */
-  w->group_len = 0;
+  c->prev_a = w->group_src; /* last source in chunk */
+  c->prev_b = prev;         /* last offset in chunk */
   w->group_n = 0;
   return w->failed;
 }
@@ -594,23 +599,14 @@ int hg_writer_edge(struct hg_writer *w, uint32_t src, uint64_t offset, uint32_t 
     return fail(w, HG_EINVAL, "edge: must be sorted by source, then offset", 0);
   if (w->edge_count >= UINT32_MAX - 1) return fail(w, HG_ELIMIT, "too many edges", 0);
 
-  if (w->group_n && (src != w->group_src || w->group_len + EDGE_ROW_MAX > GROUP_CAP) &&
-      close_group(w))
+  if (w->group_n && (src != w->group_src || w->group_n == GROUP_ROWS) && close_group(w))
     return w->failed;
-  unsigned code = field_id ? HG_KINDCODE_NAMED_BASE + (kind - HG_EDGE_STRONG) : kind;
-  uint64_t zz = hg_zigzag((int64_t)dst - (int64_t)src);
-  if (w->group_n == 0) {
-    w->group_src = src;
-    w->g_off = offset;
-    w->g_code = code;
-    w->g_field = field_id;
-    w->g_zz = zz;
-  } else {
-    uint8_t *p = put_edge_row(w->group + w->group_len, offset - w->last_off, code, field_id, zz);
-    w->group_len = (size_t)(p - w->group);
-  }
-  w->group_n++;
-  w->group_last = offset;
+  w->group_src = src;
+  struct grow *r = &w->group[w->group_n++];
+  r->off = offset;
+  r->zz = hg_zigzag((int64_t)dst - (int64_t)src);
+  r->field = field_id;
+  r->code = field_id ? HG_KINDCODE_NAMED_BASE + (kind - HG_EDGE_STRONG) : kind;
 
   w->have_edge = 1;
   w->last_src = src;

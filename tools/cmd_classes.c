@@ -10,17 +10,25 @@
 #include "tools/cli_util.h"
 
 struct row {
-  const char *label;
-  uint32_t class_id;   /* 0 for synthetic groups */
+  const char *label;   /* class name; NULL for a size bucket             */
+  uint32_t class_id;   /* 0 for synthetic groups                         */
+  int bucket;          /* size bucket of unclassified blocks, else -1    */
   uint64_t count, bytes;
-  char buf[48];
 };
+
+/* Label of a row; size-bucket labels are formatted into buf. */
+static const char *label_of(const struct row *r, char *buf, size_t size) {
+  if (r->label) return r->label;
+  snprintf(buf, size, "(unclassified <=%llu B)", (unsigned long long)((uint64_t)1 << r->bucket));
+  return buf;
+}
 
 static int by_bytes(const void *a, const void *b) {
   const struct row *x = a, *y = b;
   if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
   if (x->count != y->count) return x->count < y->count ? 1 : -1;
-  return strcmp(x->label, y->label);
+  if (x->label && y->label) return strcmp(x->label, y->label);
+  return x->bucket - y->bucket;
 }
 
 /* Bucket b holds sizes in (2^(b-1), 2^b]; bucket 0 holds 1. */
@@ -75,13 +83,11 @@ int cmd_classes(int argc, char **argv) {
   for (uint32_t c = 1; c <= g->class_count; c++) {
     rows[c - 1].label = names[c];
     rows[c - 1].class_id = c;
+    rows[c - 1].bucket = -1;
   }
-  for (unsigned b = 0; b < 64; b++) {
-    snprintf(buckets[b].buf, sizeof buckets[b].buf, "(unclassified <=%llu B)",
-             (unsigned long long)((uint64_t)1 << b));
-    buckets[b].label = buckets[b].buf;
-  }
+  for (int b = 0; b < 64; b++) buckets[b].bucket = b;
   regions->label = "(VM regions)";
+  regions->bucket = -1;
   qsort(rows, nrows, sizeof *rows, by_bytes);
   uint64_t tc = 0, tb = 0;
   long shown = 0;
@@ -92,10 +98,12 @@ int cmd_classes(int argc, char **argv) {
     tb += rows[i].bytes;
     if (limit >= 0 && shown >= limit) continue;
     shown++;
+    char lb[48];
+    const char *label = label_of(&rows[i], lb, sizeof lb);
     if (json) {
       const struct hg_class *k = rows[i].class_id ? &g->classes[rows[i].class_id - 1] : NULL;
       printf("{\"class\":");
-      cli_json_str(stdout, rows[i].label);
+      cli_json_str(stdout, label);
       printf(",\"kind\":");
       cli_json_str(stdout, k ? hg_class_kind_name(k->kind) : NULL);
       printf(",\"mangled\":");
@@ -104,7 +112,7 @@ int cmd_classes(int argc, char **argv) {
              (unsigned long long)rows[i].bytes);
     } else {
       printf("%12llu %14llu  %s\n", (unsigned long long)rows[i].count,
-             (unsigned long long)rows[i].bytes, rows[i].label);
+             (unsigned long long)rows[i].bytes, label);
     }
   }
   if (!json) printf("%12llu %14llu  TOTAL\n", (unsigned long long)tc, (unsigned long long)tb);

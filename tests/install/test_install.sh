@@ -1,0 +1,58 @@
+#!/bin/sh
+# test_install.sh — `make install` / `make uninstall` into a DESTDIR: the
+# header, both libraries (with SONAME libheapgraph.so.1 and only hg_* symbols
+# exported), heapgraph.pc and the CLI land where they should; a program built
+# against the installed copy via pkg-config links and runs; uninstall removes
+# everything it installed.
+set -u
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+no() { fail=$((fail + 1)); echo "FAIL: $*"; }
+check() { if eval "$1"; then ok; else no "$2"; fi; }
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+prefix=/opt/hg
+make -s install PREFIX=$prefix DESTDIR="$root" BUILD="${BUILD:-build}" >/dev/null 2>&1 || no "make install failed"
+d="$root$prefix"
+check "[ -f $d/include/heapgraph.h ]" "header installed"
+check "[ -f $d/lib/libheapgraph.a ]" "static library installed"
+check "[ -L $d/lib/libheapgraph.so ] && [ -L $d/lib/libheapgraph.so.1 ]" "shared library links"
+check "[ -x $d/bin/heapgraph ]" "CLI installed"
+check "[ -f $d/lib/pkgconfig/heapgraph.pc ]" "pkg-config file installed"
+soname=$(readelf -d "$d/lib/libheapgraph.so" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+check "[ '$soname' = libheapgraph.so.1 ]" "SONAME is libheapgraph.so.1 (got '$soname')"
+syms=$(nm -D --defined-only "$d/lib/libheapgraph.so" | awk '{print $3}' | sed 's/@.*//')
+bad=$(printf '%s\n' "$syms" | grep -v '^hg_' | grep -v '^HEAPGRAPH_1$' | head -5)
+check "[ -z '$bad' ]" "only hg_* exported (found: $bad)"
+check "printf '%s\\n' \"\$syms\" | grep -qx hg_graph_load" "hg_graph_load exported"
+cflags=$(PKG_CONFIG_PATH=$d/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags heapgraph)
+libs=$(PKG_CONFIG_PATH=$d/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config --libs heapgraph)
+cat > "$root/use.c" <<'SRC'
+#include <heapgraph.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  struct hg_builder *b = hg_builder_new();
+  hg_builder_node(b, 0x1000, 32, 0, HG_NODE_MALLOC, 0);
+  int rc = hg_builder_write(b, argv[1], NULL);
+  hg_builder_free(b);
+  struct hg_graph *g = rc ? NULL : hg_graph_load(argv[1], NULL);
+  printf("%u\n", g ? g->node_count : 0);
+  hg_graph_free(g);
+  return argc > 1 && g ? 0 : 1;
+}
+SRC
+if cc $cflags -o "$root/use" "$root/use.c" $libs -Wl,-rpath,"$d/lib" 2>"$root/cc.log"; then
+  ok
+  out=$("$root/use" "$root/x.hgsnap" 2>&1)
+  check "[ '$out' = 1 ]" "installed library works (got '$out')"
+  check "ldd $root/use | grep -q '$d/lib/libheapgraph.so.1'" "binary uses the installed shared library"
+  check "[ \"\$($d/bin/heapgraph verify $root/x.hgsnap; echo \$?)\" = 0 ]" "installed CLI verifies"
+else
+  no "compile against installed copy: $(cat "$root/cc.log")"
+fi
+make -s uninstall PREFIX=$prefix DESTDIR="$root" >/dev/null 2>&1 || no "make uninstall failed"
+left=$(find "$d" -type f -o -type l | head -5)
+check "[ -z '$left' ]" "uninstall removed everything (left: $left)"
+echo "install: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
