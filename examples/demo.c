@@ -78,6 +78,8 @@ static void build_users(int n) {
  * tokens. It is built on a short-lived thread, so once that thread has
  * exited no stack slot or register of a live thread still holds a pointer
  * to it (a conservative scan would otherwise keep it alive). */
+struct session *g_leak_handoff; /* makes the stores observable to the compiler */
+
 static void *leak_some(void *arg) {
   (void)arg;
   struct session *l1 = xcalloc(sizeof *l1);
@@ -86,6 +88,7 @@ static void *leak_some(void *arg) {
   l2->peer = l1;
   l1->token = str("leaked-token-1");
   l2->token = str("leaked-token-2");
+  g_leak_handoff = l1; /* without an escape, the stores above are dead code */
   return NULL;
 }
 
@@ -97,6 +100,7 @@ int main(int argc, char **argv) {
   long widgets = demo_widgets_build ? demo_widgets_build(200) : 0;
   pthread_t t;
   if (pthread_create(&t, NULL, leak_some, NULL) == 0) pthread_join(t, NULL);
+  *(struct session *volatile *)&g_leak_handoff = NULL; /* now it is leaked */
 
   struct hg_kv app[] = {{"app_version", "1.0 (demo)"}, {"screen", "main"}};
   struct hg_capture_stats st;

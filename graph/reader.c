@@ -363,9 +363,13 @@ static int get_chunk(struct rd *r, const uint8_t **p, const uint8_t **end, uint6
   return 0;
 }
 
+/* One-byte varints (most of them) are decoded inline; the rest, and every
+ * error, go through hg_get_varint. */
 #define VARINT(r, p, end, v, base, start, what)                                              \
   do {                                                                                       \
-    if (hg_get_varint(&(p), (end), &(v)))                                                    \
+    if ((p) < (end) && !(*(p) & 0x80))                                                       \
+      (v) = *(p)++;                                                                          \
+    else if (hg_get_varint(&(p), (end), &(v)))                                               \
       return bad((r), HG_EFORMAT, (base) + (uint64_t)((p) - (start)), "%s: bad varint", what); \
   } while (0)
 
@@ -453,6 +457,13 @@ static int rec_edges(struct rd *r) {
   TRY(GROW(r, r->edge_src, r->cap_edges, need));
   uint64_t src = first, off = 0, done = 0;
   int first_group = 1;
+  /* Per-edge state in locals (stores through r/g would alias the arrays);
+   * written back at the end. On error the graph is discarded anyway. */
+  uint64_t last_src = r->last_src, last_off = r->last_off;
+  int have_edge = r->have_edge;
+  uint32_t ecount = g->edge_count;
+  uint32_t *esrc = r->edge_src, *etarget = g->edge_target, *eoffset = g->edge_offset;
+  uint8_t *ekind = g->edge_kind;
   while (done < count) {
     uint64_t sd, n;
     VARINT(r, p, end, sd, base, start, "edge group source");
@@ -485,18 +496,18 @@ static int rec_edges(struct rd *r) {
         off += d;
       }
       if (off > UINT32_MAX) return bad(r, HG_EFORMAT, at, "edge offset beyond 4 GiB");
-      if (r->have_edge && (src < r->last_src || (src == r->last_src && off <= r->last_off)))
+      if (have_edge && (src < last_src || (src == last_src && off <= last_off)))
         return bad(r, HG_EFORMAT, at, "edges out of order (source %llu offset %llu)",
                    (unsigned long long)src, (unsigned long long)off);
       int64_t dst = (int64_t)src + hg_unzigzag(zz);
       if (dst < 0 || dst >= (int64_t)UINT32_MAX - 1) return bad(r, HG_EFORMAT, at, "edge target out of range");
       if (code >= HG_KINDCODE_NAMED_BASE && (field == 0 || field >= UINT32_MAX))
         return bad(r, HG_EFORMAT, at, "edge field id out of range");
-      uint32_t e = g->edge_count++;
-      r->edge_src[e] = (uint32_t)src;
-      g->edge_target[e] = (uint32_t)dst;
-      g->edge_offset[e] = (uint32_t)off;
-      g->edge_kind[e] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
+      uint32_t e = ecount++;
+      esrc[e] = (uint32_t)src;
+      etarget[e] = (uint32_t)dst;
+      eoffset[e] = (uint32_t)off;
+      ekind[e] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
       if (field) {
         size_t c2 = r->cap_named;
         TRY(GROW(r, g->named_edge, c2, (size_t)g->named_count + 1));
@@ -505,12 +516,16 @@ static int rec_edges(struct rd *r) {
         g->named_field[g->named_count] = (uint32_t)field;
         g->named_count++;
       }
-      r->have_edge = 1;
-      r->last_src = src;
-      r->last_off = off;
+      have_edge = 1;
+      last_src = src;
+      last_off = off;
     }
     done += n;
   }
+  g->edge_count = ecount;
+  r->have_edge = have_edge;
+  r->last_src = last_src;
+  r->last_off = last_off;
   if (p != end) return bad(r, HG_EFORMAT, base + (uint64_t)(p - start), "trailing bytes in edges chunk");
   return 0;
 }

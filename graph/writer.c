@@ -81,7 +81,7 @@ struct hg_writer {
 
   char path[PATH_MAX];
   char tmp[PATH_MAX];
-  char msg[PATH_MAX + 128];
+  char msg[2 * PATH_MAX + 160];
 };
 
 /* ---- errors ---- */
@@ -89,8 +89,9 @@ struct hg_writer {
 static int fail(struct hg_writer *w, int code, const char *what, int err) {
   if (!w->failed) {
     w->failed = code;
-    if (err)
-      snprintf(w->msg, sizeof w->msg, "%s %s: %s", what, w->tmp, strerror(err));
+    if (err) /* name the target; the temporary is an implementation detail */
+      snprintf(w->msg, sizeof w->msg, "%s %s: %s (temporary %s)", what, w->path, strerror(err),
+               w->tmp);
     else
       snprintf(w->msg, sizeof w->msg, "%s", what);
   }
@@ -128,8 +129,12 @@ static int write_all(struct hg_writer *w, const uint8_t *p, size_t n) {
     w->bytes += (uint64_t)k;
   }
   if (err == EFBIG) {
-    struct timespec zero = {0, 0};
-    while (sigtimedwait(&block, NULL, &zero) == SIGXFSZ) {
+    /* Consume the SIGXFSZ the failed write raised (plain POSIX: sigwait
+     * returns at once because the signal is pending). */
+    sigset_t pending;
+    int sig;
+    while (sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1 &&
+           sigwait(&block, &sig) == 0) {
     }
   }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -445,7 +450,8 @@ static int named(struct hg_writer *w, unsigned type, uint32_t *counter, const ch
   int rc = check(w);
   if (rc) return rc;
   if (!s) return fail(w, HG_EINVAL, "NULL name", 0);
-  if (*counter == UINT32_MAX - 1) return fail(w, HG_ELIMIT, "too many names", 0);
+  /* ids up to 2^32-3: what the reader accepts */
+  if (*counter >= UINT32_MAX - 2) return fail(w, HG_ELIMIT, "too many names", 0);
   c_array(w, 3);
   c_uint(w, type);
   c_uint(w, (uint64_t)*counter + 1);
@@ -468,7 +474,7 @@ int hg_writer_class(struct hg_writer *w, const struct hg_class *c, uint32_t *id)
   int rc = check(w);
   if (rc) return rc;
   if (!c || !c->name || c->kind > HG_CLASS_CF) return fail(w, HG_EINVAL, "class: bad argument", 0);
-  if (w->class_count == UINT32_MAX - 1) return fail(w, HG_ELIMIT, "too many classes", 0);
+  if (w->class_count >= UINT32_MAX - 2) return fail(w, HG_ELIMIT, "too many classes", 0);
   c_array(w, 5);
   c_uint(w, HG_REC_CLASS);
   c_uint(w, (uint64_t)w->class_count + 1);

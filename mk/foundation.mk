@@ -29,6 +29,6 @@ endif
 # The unit tests copy every good snapshot they write to $(BUILD)/test-snapshots/;
 # the scripts below run after them (tests/run.sh runs unit binaries first).
 # Format tests read tests/golden/ relative to the repository root.
-$(BUILD)/tests/test_format_%: tests/unit/test_format_util.h
+$(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_format_*.c)): tests/unit/test_format_util.h
 TEST_PROGS   += $(CLI)
 TEST_SCRIPTS += tests/format/test_cli.sh tests/format/check_cbor2.py

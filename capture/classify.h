@@ -1,0 +1,65 @@
+/*
+ * classify.h — the type-classifier hook of the capture engine.
+ *
+ * A classifier gives heap blocks a class (C++ via vtable -> type_info, ObjC
+ * via isa, …) and may name and type the edges leaving them. The orchestrator
+ * (capture.c) calls every classifier in _hg_classifiers[] in order; the first
+ * one that returns a non-zero class id wins for a block.
+ *
+ * Life cycle of one capture:
+ *   1. prepare()  — before the freeze. May call malloc, take runtime locks,
+ *      walk runtime tables (objc_copyClassList, dl_iterate_phdr …). Keeps its
+ *      results in bounded scratch obtained from hg_classify_reg (or in its own
+ *      mmap). Registers the classes and field-name strings it may emit with
+ *      _hg_classify_class()/_hg_classify_string() (ids come from the writer).
+ *      Returns 0, or < 0 to sit this capture out (never fails the capture).
+ *   2. classify() — once per heap block while the process is frozen (or in
+ *      the forked child). No malloc, no locks, no stdio. `words` holds the
+ *      block's first `nwords` words (already validated); further memory must
+ *      be read through _hg_readable()/_hg_read_word() on reg->cap. May still
+ *      register a class found on the fly (the writer never mallocs).
+ *      Returns a class id or 0 (unknown).
+ *   3. edge()     — optional; for an edge leaving a block of class class_id at
+ *      byte offset `offset`, returns the edge kind (HG_EDGE_STRONG, _WEAK,
+ *      _UNOWNED) and sets *field to a string id, or returns HG_EDGE_CONSERVATIVE
+ *      to leave the edge untyped. Same rules as classify().
+ *   4. finish()   — optional; after thaw (malloc allowed again): free state.
+ */
+#ifndef HG_CAPTURE_CLASSIFY_H
+#define HG_CAPTURE_CLASSIFY_H
+
+#include <stdint.h>
+
+#include "capture/internal.h"
+
+/* Given to every step: the capture and the classifier's own state slot. */
+struct hg_classify_reg {
+  struct hg_cap *cap;
+  void *state;              /* the classifier's, set by prepare            */
+};
+
+#define HG_CLASSIFY_WORDS 4   /* words handed to classify()               */
+
+struct hg_classifier {
+  const char *name;
+  int (*prepare)(struct hg_classify_reg *reg);
+  uint32_t (*classify)(struct hg_classify_reg *reg, uint64_t addr, uint64_t size,
+                       const uint64_t *words, uint32_t nwords);
+  uint32_t (*edge)(struct hg_classify_reg *reg, uint32_t class_id, uint64_t offset,
+                   uint32_t *field);
+  void (*finish)(struct hg_classify_reg *reg);
+};
+
+/* Registers a class with the snapshot; returns its id (>= 1) or 0. */
+uint32_t _hg_classify_class(struct hg_classify_reg *reg, const char *name, uint32_t kind,
+                            uint64_t instance_size);
+/* Registers a field-name string; returns its id (>= 1) or 0. */
+uint32_t _hg_classify_string(struct hg_classify_reg *reg, const char *s);
+
+/* The built-in list (classify.c), NULL-terminated. Other engineers add
+ * their classifiers here. Tests may override the list for one capture: */
+extern const struct hg_classifier *const _hg_classifiers[];
+/* Test hook: when non-NULL, used instead of _hg_classifiers (NULL-terminated). */
+extern const struct hg_classifier *const *_hg_classifiers_override;
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * darwin.h — names shared between the files of the Darwin capture backend
+ * (capture/darwin/ files: Mach, dyld and libmalloc calls only; the logic
+ * lives in the portable files declared in capture/darwin_portable.h).
+ */
+#ifndef HG_CAPTURE_DARWIN_H
+#define HG_CAPTURE_DARWIN_H
+
+#include "capture/darwin_portable.h"
+#include "capture/internal.h"
+
+/* One image segment, for linking regions to images (sorted by lo). */
+struct hg_dseg {
+  uint64_t lo, hi;
+  uint64_t image;
+};
+
+/* images.c: the segment table of the last _hg_plat_images (mmap'd). */
+const struct hg_dseg *_hg_darwin_segs(size_t *n);
+
+/* threads.c: pthread facts gathered before the threads are suspended. */
+#define HG_DARWIN_MAX_THREADS 4096u
+
+#endif

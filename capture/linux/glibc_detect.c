@@ -1,0 +1,198 @@
+/*
+ * glibc_detect.c — recognises glibc's ptmalloc2 without debug symbols or
+ * hooks, before the freeze: checks that malloc is libc's own (not jemalloc,
+ * tcmalloc, a sanitizer …), probes safe-linking and the tcache key with a
+ * pair of its own frees, and finds main_arena in libc's writable data by its
+ * shape (a long run of empty, self-referencing bin heads, a sane top and a
+ * ring pointer). After the freeze it tells whether any arena lock is held.
+ *
+ * heap_prepare may call malloc (it runs before the freeze); _hg_plat_heap_busy
+ * runs frozen and reads memory only through process_vm_readv (safe on
+ * unmapped addresses).
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "capture/linux/linux.h"
+#include "capture/platform.h"
+
+struct hg_glibc _hg_glibc;
+
+struct layout {
+  uint32_t fastbins, nfastbins, top, bins, next, size;
+};
+
+static const struct layout layouts[] = {
+    {16, 10, 96, 112, 2160, 2200}, /* 2.27 … 2.42: have_fastchunks present */
+    {8, 10, 88, 104, 2152, 2192},  /* 2.26 and older                       */
+};
+
+/* Reads memory that may be unmapped without faulting. */
+static int safe_read(uint64_t addr, void *out, size_t n) {
+  struct iovec local = {out, n}, remote = {(void *)(uintptr_t)addr, n};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+HG_NO_ASAN static uint64_t word(uint64_t a) { return *(const volatile uint64_t *)(uintptr_t)a; }
+
+/* Empty bins of a candidate main_arena at a (inside [lo, hi)); -1 if it
+ * cannot be one. */
+HG_NO_ASAN static int score(uint64_t a, const struct layout *L) {
+  uint32_t mutex = *(const volatile uint32_t *)(uintptr_t)a;
+  uint32_t flags = *(const volatile uint32_t *)(uintptr_t)(a + 4);
+  if (mutex > 2 || flags > 7) return -1;
+  uint64_t first_bin = a + L->bins - 16; /* bin_at(1): fd at +16 */
+  uint64_t top = word(a + L->top);
+  if (top != first_bin && (top & 15)) return -1;
+  uint64_t next = word(a + L->next);
+  if (!next || (next & 7)) return -1;
+  for (uint32_t i = 0; i < L->nfastbins; i++) {
+    uint64_t f = word(a + L->fastbins + 8 * i);
+    if (f & 15 && !_hg_glibc.safe_linking) return -1;
+  }
+  int empty = 0;
+  for (uint32_t i = 1; i < 127; i++) {
+    uint64_t slot = a + L->bins + (uint64_t)(i - 1) * 16;
+    uint64_t fd = word(slot), bk = word(slot + 8), self = slot - 16;
+    if (fd == self && bk == self) {
+      empty++;
+      continue;
+    }
+    if (!fd || !bk || (fd & 15) || (bk & 15) || fd == self || bk == self) return -1;
+  }
+  return empty;
+}
+
+static int find_main_arena(struct hg_cap *c, uint32_t libc_image) {
+  /* Layouts are tried in order; the first one that finds a unique best
+   * candidate wins (an older layout shifted by 8 bytes can look alike). */
+  int best = -1, ties = 0;
+  uint64_t best_a = 0;
+  const struct layout *best_l = NULL;
+  for (size_t li = 0; li < sizeof layouts / sizeof layouts[0] && !best_l; li++) {
+    const struct layout *L = &layouts[li];
+    best = -1;
+    ties = 0;
+    for (size_t r = 0; r < _hg_vec_len(&c->ranges); r++) {
+      const struct hg_crange *g = _hg_vec_at(&c->ranges, r);
+      if (g->kind != HG_ROOT_GLOBAL || g->owner != libc_image) continue;
+      for (uint64_t a = (g->lo + 7) & ~(uint64_t)7; a + L->size <= g->hi; a += 8) {
+        int s = score(a, L);
+        if (s < 48) continue;
+        if (s > best) {
+          best = s;
+          best_a = a;
+          best_l = L;
+          ties = 0;
+        } else if (s == best) {
+          ties++;
+        }
+      }
+    }
+  }
+  if (!best_l || ties) return -1;
+  struct hg_glibc *G = &_hg_glibc;
+  G->main_arena = best_a;
+  G->off_fastbins = best_l->fastbins;
+  G->nfastbins = best_l->nfastbins;
+  G->off_top = best_l->top;
+  G->off_bins = best_l->bins;
+  G->off_next = best_l->next;
+  G->sizeof_state = best_l->size;
+  return 0;
+}
+
+/* Frees two blocks of its own into the same tcache bin and reads what free
+ * left behind: b->next is a (plain) or (&b->next >> 12) ^ a (safe-linking);
+ * b->key is the process tcache key (2.34+) or the tcache itself (older). */
+HG_NO_ASAN static int probe(void) {
+  /* through a volatile pointer: reading our own freed blocks is the point */
+  void (*volatile release)(void *) = free;
+  uintptr_t keep[8];
+  for (int i = 0; i < 8; i++) keep[i] = (uintptr_t)malloc(24);
+  for (int i = 0; i < 8; i++)
+    if (!keep[i]) return -1;
+  uintptr_t a = keep[6], b = keep[7];
+  ((volatile uint64_t *)a)[1] = 0;
+  ((volatile uint64_t *)b)[1] = 0;
+  release((void *)a);
+  release((void *)b);
+  uint64_t next = ((volatile uint64_t *)b)[0];
+  uint64_t key = ((volatile uint64_t *)b)[1];
+  for (int i = 0; i < 6; i++) release((void *)keep[i]);
+  if (next == a) _hg_glibc.safe_linking = 0;
+  else if (next == ((b >> 12) ^ a)) _hg_glibc.safe_linking = 1;
+  else return -1;
+  _hg_glibc.tcache_key = key;
+  return 0;
+}
+
+static void unsupported(struct hg_cap *c, const char *why, const char *detail) {
+  c->heap_status = HG_EUNSUPPORTED;
+  snprintf(c->heap_reason, sizeof c->heap_reason, "%s%s%s", why, detail ? ": " : "",
+           detail ? detail : "");
+}
+
+int _hg_plat_heap_prepare(struct hg_cap *c) {
+  struct hg_glibc *G = &_hg_glibc;
+  memset(G, 0, sizeof *G);
+  c->allocator = "unknown";
+  void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+  void *libc_malloc = libc ? dlsym(libc, "malloc") : NULL;
+  if (libc) dlclose(libc);
+  void *used = dlsym(RTLD_DEFAULT, "malloc");
+  if (!libc_malloc || !used) {
+    unsupported(c, "unsupported allocator", "glibc malloc not found (static binary?)");
+    return 0;
+  }
+  if (used != libc_malloc) {
+    Dl_info di;
+    const char *who = dladdr(used, &di) && di.dli_fname ? di.dli_fname : "another library";
+    unsupported(c, "unsupported allocator: malloc is not glibc's, it comes from", who);
+    return 0;
+  }
+  c->allocator = "glibc-ptmalloc2";
+  uint32_t libc_image = HG_NO_OWNER;
+  for (size_t i = 0; i < _hg_vec_len(&c->images); i++) {
+    const struct hg_cimage *im = _hg_vec_at(&c->images, i);
+    uint64_t m = (uint64_t)(uintptr_t)libc_malloc;
+    if (m >= im->load_addr && m < im->load_addr + im->size) libc_image = (uint32_t)i;
+  }
+  if (libc_image == HG_NO_OWNER) {
+    unsupported(c, "unsupported allocator layout", "libc image not found");
+    return 0;
+  }
+  if (probe() != 0) {
+    unsupported(c, "unsupported allocator layout", "tcache/fastbin link format not recognised");
+    return 0;
+  }
+  if (find_main_arena(c, libc_image) != 0) {
+    unsupported(c, "unsupported allocator layout", "main_arena not found in libc data");
+    return 0;
+  }
+  G->heap_max = 64ull << 20;
+  G->tcache_chunk = 0x290;
+  G->tcache_bins = 64;
+  G->ok = 1;
+  return 0;
+}
+
+int _hg_plat_heap_busy(struct hg_cap *c) {
+  struct hg_glibc *G = &_hg_glibc;
+  if (!G->ok || c->heap_status) return 0;
+  uint64_t a = G->main_arena;
+  for (int n = 0; n < 4096; n++) {
+    uint32_t mutex;
+    uint64_t next;
+    if (safe_read(a, &mutex, sizeof mutex) || safe_read(a + G->off_next, &next, sizeof next))
+      return 0; /* the walk will report the damage */
+    if (mutex) return 1;
+    if (next == G->main_arena || !next) return 0;
+    a = next;
+  }
+  return 0;
+}

@@ -1,0 +1,364 @@
+/*
+ * glibc_heap.c — walks glibc ptmalloc2 heaps of the frozen process: every
+ * arena (main_arena found by glibc_detect.c, the others through the ring),
+ * every heap of an arena (64 MiB-aligned, heap_info first), and mmapped
+ * chunks (found in anonymous mappings by their header). A chunk is a node
+ * when the next chunk's PREV_INUSE bit says it is in use; chunks cached in
+ * tcaches (all threads') and fastbins keep that bit, so their user
+ * addresses go to c->freelist and are dropped afterwards.
+ *
+ * Node address = chunk + 16, node size = usable size (chunk size - 8, or
+ * - 16 for mmapped chunks), as malloc_usable_size() reports.
+ *
+ * Runs frozen: no malloc; every address is checked against the regions
+ * before it is read; inconsistencies stop the walk of that heap and are
+ * counted (heap_errors), never followed.
+ */
+#include <string.h>
+
+#include "capture/linux/linux.h"
+#include "capture/platform.h"
+
+#define CHUNK_HDR 16u
+#define MINSIZE 32u
+#define PREV_INUSE 1u
+#define IS_MMAPPED 2u
+#define MAX_ARENAS 4096
+#define MAX_LIST 100000000ull
+
+enum { SEG_MAIN = 1, SEG_ARENA = 2, SEG_MMAP = 3 };
+
+/* A heap area to walk; first field is the sort key. */
+struct area {
+  uint64_t first;   /* first chunk                                        */
+  uint64_t end;     /* end of the chunk area                               */
+  uint64_t top;     /* top chunk of its arena (0 for mmapped)              */
+  uint64_t kind;    /* SEG_*                                               */
+  uint64_t arena;   /* arena index                                         */
+};
+
+struct walk {
+  struct hg_cap *c;
+  uint64_t arenas[MAX_ARENAS];
+  uint32_t narenas;
+  struct hg_vec *areas;   /* struct area, in c->work                      */
+  size_t areas_mark;
+  uint32_t heap_main, heap_arena, heap_mmap;
+  uint64_t tc_first;      /* index in c->work of tcache candidates         */
+};
+
+static int rd(const struct hg_cap *c, uint64_t a, uint64_t *v) { return _hg_read_word(c, a, v); }
+
+static int is_heap_addr(const struct hg_cap *c, uint64_t a) {
+  int64_t i = _hg_region_find(c, a);
+  return i >= 0 && ((const struct hg_cregion *)_hg_vec_at(&c->regions, (size_t)i))->kind == HG_RK_HEAP;
+}
+
+static void mark_heap(struct hg_cap *c, uint64_t lo, uint64_t hi) {
+  for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
+    struct hg_cregion *r = _hg_vec_at(&c->regions, i);
+    if (r->start < hi && r->end > lo && r->kind == HG_RK_OTHER) r->kind = HG_RK_HEAP;
+  }
+}
+
+static uint64_t reveal(uint64_t pos, uint64_t v) {
+  return _hg_glibc.safe_linking ? (pos >> 12) ^ v : v;
+}
+
+/* ---- areas ---- */
+
+static int add_area(struct walk *wk, uint64_t first, uint64_t end, uint64_t top, int kind, uint32_t arena) {
+  struct area *a = _hg_vec_push(&wk->c->work, sizeof(struct area) / 8);
+  if (!a) return HG_ENOMEM;
+  a->first = first;
+  a->end = end;
+  a->top = top;
+  a->kind = (uint64_t)kind;
+  a->arena = arena;
+  return 0;
+}
+
+/* End of an arena's top chunk, validated; 0 if implausible. */
+static uint64_t top_end(struct hg_cap *c, uint64_t top) {
+  uint64_t sz;
+  if ((top & 15) || rd(c, top + 8, &sz)) return 0;
+  sz &= ~(uint64_t)7;
+  int64_t ri = _hg_region_find(c, top);
+  if (ri < 0) return 0;
+  const struct hg_cregion *r = _hg_vec_at(&c->regions, (size_t)ri);
+  if (top + sz > r->end || sz < MINSIZE - 16) return 0;
+  return top + sz;
+}
+
+static int main_areas(struct walk *wk) {
+  struct hg_cap *c = wk->c;
+  const struct hg_glibc *G = &_hg_glibc;
+  uint64_t top;
+  if (rd(c, G->main_arena + G->off_top, &top)) return 0;
+  if (top == G->main_arena + G->off_bins - 16) return 0; /* never used */
+  uint64_t end = top_end(c, top);
+  int64_t ri = _hg_region_find(c, top);
+  if (!end || ri < 0) {
+    c->heap_errors++;
+    return 0;
+  }
+  const struct hg_cregion *r = _hg_vec_at(&c->regions, (size_t)ri);
+  uint64_t first = (r->start + 15) & ~(uint64_t)15;
+  mark_heap(c, r->start, r->end);
+  return add_area(wk, first, end, top, SEG_MAIN, 0);
+}
+
+static int arena_areas(struct walk *wk, uint64_t ar, uint32_t index) {
+  struct hg_cap *c = wk->c;
+  const struct hg_glibc *G = &_hg_glibc;
+  uint64_t top, hmask = ~(G->heap_max - 1);
+  if (rd(c, ar + G->off_top, &top)) return 0;
+  uint64_t tend = top_end(c, top);
+  uint64_t first_heap = ar & hmask, info_size = ar - first_heap;
+  if (!tend || info_size > 256) {
+    c->heap_errors++;
+    return 0;
+  }
+  uint64_t h = top & hmask;
+  for (int n = 0; h && n < 65536; n++) {
+    uint64_t owner, prev, size;
+    if (rd(c, h, &owner) || rd(c, h + 8, &prev) || rd(c, h + 16, &size) || owner != ar ||
+        size > G->heap_max) {
+      c->heap_errors++;
+      return 0;
+    }
+    uint64_t first = h == first_heap ? ((ar + G->sizeof_state + 15) & ~(uint64_t)15)
+                                     : ((h + info_size + 15) & ~(uint64_t)15);
+    uint64_t end = (top >= h && top < h + size) ? tend : h + size;
+    mark_heap(c, h, h + G->heap_max);
+    if (end > first) {
+      int rc = add_area(wk, first, end, top, SEG_ARENA, index);
+      if (rc) return rc;
+    }
+    if (h == first_heap) break;
+    h = prev;
+  }
+  return 0;
+}
+
+static int list_arenas(struct walk *wk) {
+  struct hg_cap *c = wk->c;
+  const struct hg_glibc *G = &_hg_glibc;
+  uint64_t a = G->main_arena;
+  wk->narenas = 0;
+  while (wk->narenas < MAX_ARENAS) {
+    wk->arenas[wk->narenas++] = a;
+    uint64_t next;
+    if (rd(c, a + G->off_next, &next)) {
+      c->heap_errors++;
+      break;
+    }
+    if (next == G->main_arena) break;
+    for (uint32_t i = 0; i < wk->narenas; i++)
+      if (wk->arenas[i] == next) return 0; /* a ring that skips main: stop */
+    a = next;
+  }
+  return 0;
+}
+
+/* Mmapped chunks: page-aligned headers {prev_size 0, size | IS_MMAPPED} in
+ * anonymous private read-write mappings nobody else claims. */
+static int mmapped_areas(struct walk *wk) {
+  struct hg_cap *c = wk->c;
+  const char *names = (const char *)c->strings.base;
+  for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
+    const struct hg_cregion *r = _hg_vec_at(&c->regions, i);
+    if (r->kind != HG_RK_OTHER || (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) !=
+                                      (HG_PROT_READ | HG_PROT_WRITE))
+      continue;
+    if (r->name && strncmp(names + r->name, "[anon:", 6) != 0) continue;
+    if (r->rss == 0) continue;
+    uint64_t run_end = r->start, p = r->start;
+    while (p + 4096 <= r->end) {
+      if (p >= run_end) { /* headers of resident pages only: sparse reservations stay cheap */
+        if (!_hg_next_resident(&p, r->end, &run_end)) break;
+        continue;
+      }
+      uint64_t prev, size;
+      if (rd(c, p, &prev) || rd(c, p + 8, &size)) break;
+      uint64_t sz = size & ~(uint64_t)7;
+      if (prev == 0 && (size & 7) == IS_MMAPPED && (sz & 4095) == 0 && sz >= 4096 &&
+          p + sz <= r->end) {
+        int rc = add_area(wk, p, p + sz, 0, SEG_MMAP, 0);
+        if (rc) return rc;
+        p += sz;
+      } else {
+        p += 4096;
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---- chunk walk ---- */
+
+HG_NO_ASAN static int walk_area(struct walk *wk, const struct area *a) {
+  struct hg_cap *c = wk->c;
+  int rc;
+  if (a->kind == SEG_MMAP) {
+    if ((rc = _hg_seg_begin(c, a->first, a->end, HG_NODE_MALLOC | HG_NODE_MMAPPED, wk->heap_mmap)))
+      return rc;
+    rc = _hg_node_add(c, a->first + CHUNK_HDR, a->end - a->first - CHUNK_HDR);
+    _hg_seg_end(c);
+    return rc;
+  }
+  uint32_t heap = a->kind == SEG_MAIN ? wk->heap_main : wk->heap_arena;
+  if ((rc = _hg_seg_begin(c, a->first, a->end, HG_NODE_MALLOC, heap))) return rc;
+  /* The area is validated once; headers inside it are then read directly
+   * (a header at the very end falls back to the checked read). */
+  int whole = _hg_readable(c, a->first, a->end - a->first);
+  uint64_t p = a->first, sz, nsz;
+  while (p < a->end && p != a->top) {
+    if (whole) sz = *(const volatile uint64_t *)(uintptr_t)(p + 8);
+    else if (rd(c, p + 8, &sz)) break;
+    sz &= ~(uint64_t)7;
+    if (sz < MINSIZE) break; /* fencepost ending a non-top heap */
+    if ((sz & 15) || p + sz > a->end || p + sz < p) {
+      c->heap_errors++;
+      break;
+    }
+    if (whole && p + sz + 16 <= a->end) nsz = *(const volatile uint64_t *)(uintptr_t)(p + sz + 8);
+    else if (rd(c, p + sz + 8, &nsz)) {
+      c->heap_errors++;
+      break;
+    }
+    if (nsz & PREV_INUSE) {
+      if ((rc = _hg_node_add(c, p + CHUNK_HDR, sz - 8))) break;
+      if (sz == _hg_glibc.tcache_chunk) {
+        uint64_t *cand = _hg_vec_push(&c->work, 1);
+        if (!cand) {
+          rc = HG_ENOMEM;
+          break;
+        }
+        *cand = p + CHUNK_HDR;
+      }
+    }
+    p += sz;
+  }
+  _hg_seg_end(c);
+  return rc;
+}
+
+/* ---- cached-free chunks ---- */
+
+static int push_free(struct hg_cap *c, uint64_t mem) {
+  uint64_t *f = _hg_vec_push(&c->freelist, 1);
+  if (!f) return HG_ENOMEM;
+  *f = mem;
+  return 0;
+}
+
+static int fastbins(struct walk *wk, uint64_t ar) {
+  struct hg_cap *c = wk->c;
+  const struct hg_glibc *G = &_hg_glibc;
+  for (uint32_t i = 0; i < G->nfastbins; i++) {
+    uint64_t p, want = MINSIZE + 16u * i;
+    if (rd(c, ar + G->off_fastbins + 8u * i, &p)) return 0;
+    for (uint64_t n = 0; p && n < MAX_LIST; n++) {
+      uint64_t sz, fd;
+      if ((p & 15) || !is_heap_addr(c, p) || rd(c, p + 8, &sz) || (sz & ~(uint64_t)7) != want ||
+          rd(c, p + CHUNK_HDR, &fd)) {
+        c->heap_errors++;
+        break;
+      }
+      int rc = push_free(c, p + CHUNK_HDR);
+      if (rc) return rc;
+      p = reveal(p + CHUNK_HDR, fd);
+    }
+  }
+  return 0;
+}
+
+/* A tcache_perthread_struct candidate at mem m: uint16 counts[64], then
+ * entries[64] (user pointers; their `next` is protected, `key` at +8). */
+static int tcache(struct walk *wk, uint64_t m) {
+  struct hg_cap *c = wk->c;
+  const struct hg_glibc *G = &_hg_glibc;
+  uint64_t entries = m + 2u * G->tcache_bins;
+  /* validate every head before trusting the struct */
+  for (uint32_t i = 0; i < G->tcache_bins; i++) {
+    uint64_t e, sz, key;
+    if (rd(c, entries + 8u * i, &e)) return 0;
+    if (!e) continue;
+    if ((e & 15) || !is_heap_addr(c, e) || rd(c, e - 8, &sz) ||
+        (sz & ~(uint64_t)7) != MINSIZE + 16u * i || rd(c, e + 8, &key) ||
+        (key != G->tcache_key && key != m))
+      return 0; /* not a tcache (or a damaged one): leave its blocks alone */
+  }
+  for (uint32_t i = 0; i < G->tcache_bins; i++) {
+    uint64_t e, cw;
+    if (rd(c, entries + 8u * i, &e) || rd(c, m + (2u * i & ~7u), &cw)) return 0;
+    uint64_t count = (cw >> (16 * (i & 3))) & 0xffff;
+    for (uint64_t n = 0; e && n <= count + 1 && n < 65536; n++) {
+      uint64_t sz, nx, key;
+      if ((e & 15) || !is_heap_addr(c, e) || rd(c, e - 8, &sz) ||
+          (sz & ~(uint64_t)7) != MINSIZE + 16u * i || rd(c, e, &nx) || rd(c, e + 8, &key) ||
+          (key != G->tcache_key && key != m)) {
+        c->heap_errors++;
+        break;
+      }
+      int rc = push_free(c, e);
+      if (rc) return rc;
+      e = reveal(e, nx);
+    }
+  }
+  return 0;
+}
+
+static uint32_t heap_id(struct hg_cap *c, const char *name) {
+  uint32_t id = 0;
+  if (hg_writer_heap(c->w, name, &id) != 0) return 0;
+  return id;
+}
+
+int _hg_plat_heap_walk(struct hg_cap *c) {
+  if (!_hg_glibc.ok) {
+    if (!c->heap_status) {
+      c->heap_status = HG_EUNSUPPORTED;
+      strcpy(c->heap_reason, "unsupported allocator");
+    }
+    return HG_EUNSUPPORTED;
+  }
+  static struct walk wk; /* big (arena list); used under the capture lock */
+  memset(&wk, 0, sizeof wk);
+  wk.c = c;
+  int rc;
+  size_t mark = _hg_vec_len(&c->work);
+  if ((rc = list_arenas(&wk))) return rc;
+  if ((rc = main_areas(&wk))) return rc;
+  for (uint32_t i = 1; i < wk.narenas; i++)
+    if ((rc = arena_areas(&wk, wk.arenas[i], i))) return rc;
+  if ((rc = mmapped_areas(&wk))) return rc;
+  size_t nareas = (_hg_vec_len(&c->work) - mark) / (sizeof(struct area) / 8);
+  struct area *areas = _hg_vec_at(&c->work, mark);
+  _hg_sort_u64key(areas, nareas, sizeof(struct area));
+
+  wk.heap_main = heap_id(c, "glibc main_arena");
+  wk.heap_arena = wk.narenas > 1 ? heap_id(c, "glibc arenas") : 0;
+  wk.heap_mmap = heap_id(c, "glibc mmapped chunks");
+  size_t cand_mark = _hg_vec_len(&c->work);
+  uint64_t prev_end = 0;
+  for (size_t i = 0; i < nareas; i++) {
+    areas = _hg_vec_at(&c->work, mark); /* stable: the vector never moves */
+    if (areas[i].first < prev_end) { /* overlapping claims: keep the first */
+      c->heap_errors++;
+      continue;
+    }
+    if ((rc = walk_area(&wk, &areas[i]))) return rc;
+    prev_end = areas[i].end;
+  }
+  size_t ncand = _hg_vec_len(&c->work) - cand_mark;
+  for (uint32_t i = 0; i < wk.narenas; i++)
+    if ((rc = fastbins(&wk, wk.arenas[i]))) return rc;
+  for (size_t i = 0; i < ncand; i++) {
+    uint64_t m = *(uint64_t *)_hg_vec_at(&c->work, cand_mark + i);
+    if ((rc = tcache(&wk, m))) return rc;
+  }
+  _hg_vec_truncate(&c->work, mark);
+  return 0;
+}

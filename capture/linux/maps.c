@@ -1,0 +1,154 @@
+/*
+ * maps.c — VM regions from /proc/self/smaps: range, protection, path or
+ * pseudo-name, Rss, dirty and swapped bytes; marks heapgraph's own memory
+ * and links regions to their image.
+ *
+ * Runs while the heap is frozen: raw open/read into capture scratch, no
+ * malloc, no stdio. Dirty = Private_Dirty + Shared_Dirty (in fork mode the
+ * child shares every dirty page with its parent, so the split is
+ * meaningless there; the sum is the same in both modes).
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/linux/linux.h"
+#include "capture/platform.h"
+
+#define BUF_BYTES (256u * 1024u)
+
+static int hexval(char ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+  return -1;
+}
+
+static const char *parse_hex(const char *p, const char *end, uint64_t *out) {
+  uint64_t v = 0;
+  int any = 0;
+  while (p < end && hexval(*p) >= 0) {
+    v = v * 16 + (uint64_t)hexval(*p++);
+    any = 1;
+  }
+  *out = v;
+  return any ? p : NULL;
+}
+
+static const char *skip_field(const char *p, const char *end) {
+  while (p < end && *p != ' ') p++;
+  while (p < end && *p == ' ') p++;
+  return p;
+}
+
+static uint64_t parse_kb(const char *p, const char *end) {
+  while (p < end && (*p < '0' || *p > '9')) p++;
+  uint64_t v = 0;
+  while (p < end && *p >= '0' && *p <= '9') v = v * 10 + (uint64_t)(*p++ - '0');
+  return v * 1024;
+}
+
+static int starts(const char *p, const char *end, const char *key) {
+  size_t n = strlen(key);
+  return (size_t)(end - p) >= n && !memcmp(p, key, n);
+}
+
+/* One line (without newline). */
+static int line(struct hg_cap *c, const char *p, const char *end) {
+  size_t n = _hg_vec_len(&c->regions);
+  struct hg_cregion *cur = n ? _hg_vec_at(&c->regions, n - 1) : NULL;
+  uint64_t lo, hi;
+  const char *q = parse_hex(p, end, &lo);
+  if (q && q < end && *q == '-' && (q = parse_hex(q + 1, end, &hi)) && q < end && *q == ' ') {
+    struct hg_cregion *r = _hg_vec_push(&c->regions, 1);
+    if (!r) return HG_ENOMEM;
+    r->start = lo;
+    r->end = hi;
+    r->image = HG_NO_OWNER;
+    q++;
+    if (end - q >= 4) {
+      r->prot = (q[0] == 'r' ? HG_PROT_READ : 0) | (q[1] == 'w' ? HG_PROT_WRITE : 0) |
+                (q[2] == 'x' ? HG_PROT_EXEC : 0) | (q[3] == 's' ? HG_PROT_SHARED : 0);
+    }
+    q = skip_field(q, end); /* perms  */
+    q = skip_field(q, end); /* offset */
+    q = skip_field(q, end); /* dev    */
+    q = skip_field(q, end); /* inode  */
+    if (q < end) {
+      r->name = _hg_str_add(&c->strings, q, (size_t)(end - q));
+      if (!r->name) return HG_ENOMEM;
+    }
+    return 0;
+  }
+  if (!cur) return 0;
+  if (starts(p, end, "Rss:")) cur->rss = parse_kb(p, end);
+  else if (starts(p, end, "Private_Dirty:") || starts(p, end, "Shared_Dirty:"))
+    cur->dirty += parse_kb(p, end);
+  else if (starts(p, end, "Swap:")) cur->swap = parse_kb(p, end);
+  return 0;
+}
+
+static void classify(struct hg_cap *c) {
+  uint64_t slo, shi;
+  _hg_linux_slots_range(&slo, &shi);
+  size_t n = _hg_vec_len(&c->regions), ni = _hg_vec_len(&c->images);
+  for (size_t i = 0; i < n; i++) {
+    struct hg_cregion *r = _hg_vec_at(&c->regions, i);
+    if (_hg_scratch_owns(&c->scratch, r->start, r->end) || (slo && r->start < shi && r->end > slo)) {
+      r->kind = HG_RK_OWN;
+      continue;
+    }
+    for (uint32_t k = 0; k < c->own_count; k++)
+      if (r->start == c->own_lo[k]) r->kind = HG_RK_OWN;
+    if (r->kind == HG_RK_OWN) continue;
+    for (size_t k = 0; k < ni && r->name; k++) {
+      const struct hg_cimage *im = _hg_vec_at(&c->images, k);
+      if (r->start < im->load_addr + im->size && r->end > im->load_addr) {
+        r->image = (uint32_t)k;
+        r->kind = HG_RK_IMAGE;
+        break;
+      }
+    }
+  }
+}
+
+int _hg_plat_regions(struct hg_cap *c) {
+  int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return HG_EIO;
+  size_t mark = _hg_vec_len(&c->work);
+  char *buf = _hg_vec_push(&c->work, BUF_BYTES / 8);
+  if (!buf) {
+    close(fd);
+    return HG_ENOMEM;
+  }
+  size_t have = 0;
+  int rc = 0;
+  for (;;) {
+    ssize_t k = read(fd, buf + have, BUF_BYTES - have);
+    if (k < 0) {
+      rc = HG_EIO;
+      break;
+    }
+    have += (size_t)k;
+    size_t start = 0;
+    for (size_t i = 0; i < have && !rc; i++) {
+      if (buf[i] != '\n') continue;
+      rc = line(c, buf + start, buf + i);
+      start = i + 1;
+    }
+    if (rc) break;
+    if (k == 0) {
+      if (start < have) rc = line(c, buf + start, buf + have);
+      break;
+    }
+    memmove(buf, buf + start, have - start);
+    have -= start;
+    if (have == BUF_BYTES) have = 0; /* absurd line: drop it */
+  }
+  close(fd);
+  _hg_vec_truncate(&c->work, mark);
+  if (rc) return rc;
+  classify(c);
+  return 0;
+}

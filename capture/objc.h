@@ -1,0 +1,189 @@
+/*
+ * objc.h — the Objective-C classifier's portable core, shared by
+ * objc_isa.c (isa decoding, tagged pointers), objc_layout.c (ivar layout
+ * strings and type encodings), objc_table.c (the class table with O(1)
+ * lookups) and objc_runtime.c (reaching the GNU or Apple runtime through
+ * dlsym). classify_objc.c glues them to the capture engine's hook.
+ *
+ * Nothing here includes an Objective-C or Apple header: the Apple path is
+ * plain C compiled (and unit-tested) on every platform; the runtime's
+ * functions are looked up by name at prepare time.
+ *
+ * Rule: the table is filled before the freeze (malloc and runtime locks
+ * allowed there); everything used while frozen (_hg_objc_isa_class,
+ * _hg_objc_find*, _hg_objc_ivar_at, _hg_objc_bind_id) never calls malloc
+ * and only reads the table's own scratch memory.
+ */
+#ifndef HG_CAPTURE_OBJC_H
+#define HG_CAPTURE_OBJC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/internal.h"
+
+/* ------------------------------------------------------------ objc_isa.c */
+
+/* How an object's first word (isa) leads to its class. */
+struct hg_objc_isa {
+  uint64_t class_mask;   /* 0: plain isa (GNU runtime): the word is the class */
+  uint64_t magic_mask;   /* non-pointer isa: (isa & magic_mask) == magic_value */
+  uint64_t magic_value;
+  uint64_t tag_mask;     /* value & tag_mask != 0: tagged pointer (0 = none)  */
+};
+
+enum hg_objc_arch {
+  HG_OBJC_ARCH_X86_64 = 1,  /* macOS x86_64                                 */
+  HG_OBJC_ARCH_ARM64 = 2,   /* arm64 without pointer authentication         */
+  HG_OBJC_ARCH_ARM64E = 3   /* arm64e and arm64 simulators                  */
+};
+
+/* Plain isa, no tagged pointers (the GNU runtime). */
+void _hg_objc_isa_plain(struct hg_objc_isa *m);
+/* Apple's compiled-in masks for an architecture (used when the runtime's
+ * objc_debug_* variables cannot be found). 0, or HG_EINVAL. */
+int _hg_objc_isa_apple(struct hg_objc_isa *m, int arch);
+/* The class pointer an isa word designates, or 0 when the word cannot be
+ * an isa (misaligned, bad magic, zero). */
+uint64_t _hg_objc_isa_class(const struct hg_objc_isa *m, uint64_t isa);
+/* 1 when v is a tagged pointer (an object living in the pointer itself,
+ * never a heap block). */
+int _hg_objc_is_tagged(const struct hg_objc_isa *m, uint64_t v);
+/* HG_CLASS_SWIFT for Swift mangled class names (_TtC…, _TtGC…, $s…, _$s…),
+ * HG_CLASS_OBJC otherwise. */
+uint32_t _hg_objc_name_kind(const char *name);
+
+/* --------------------------------------------------------- objc_layout.c */
+
+/* Longest layout string we read (bytes before the terminating 0). */
+#define HG_OBJC_LAYOUT_MAX 4096u
+
+/* Apple ivar layout strings: each byte is (skip << 4) | scan, in words,
+ * skip first; 0 ends the string. 1 if word `word` (counted from the start
+ * the layout describes) falls in a scan run, else 0. Reads at most
+ * `max_len` bytes (stops there as if terminated). NULL layout: 0. */
+int _hg_objc_layout_has(const uint8_t *layout, size_t max_len, uint64_t word);
+/* Expands a layout into bits[0 .. nwords) (1 = scanned word); returns the
+ * number of words the layout describes (which may exceed nwords). */
+uint64_t _hg_objc_layout_expand(const uint8_t *layout, size_t max_len, uint8_t *bits,
+                                uint64_t nwords);
+/* Object references an ivar of this type encoding holds: 1 for '@'
+ * (id, @"Class", @? blocks), N for a C array "[N@]", 0 otherwise (ints,
+ * '#' Class, '^@' pointers, structs). Bounded: at most 65536. */
+uint32_t _hg_objc_type_refs(const char *type);
+
+/* The edge kind for an ivar at byte `offset` with type encoding `type`,
+ * given its class's ARC layouts (either may be NULL) which start at the
+ * class's word-aligned instanceStart `start`: HG_EDGE_STRONG / _WEAK from
+ * the layouts; without layouts (GNU runtime, Apple MRR classes) strong for
+ * object types; HG_EDGE_UNOWNED for an object type in neither layout of a
+ * class that has layouts (__unsafe_unretained); 0 for non-objects. */
+uint32_t _hg_objc_ivar_kind(const char *type, uint64_t offset, uint64_t start,
+                            const uint8_t *strong, const uint8_t *weak);
+
+/* ---------------------------------------------------------- objc_table.c */
+
+#define HG_OBJC_NONE UINT32_MAX
+
+struct hg_objc_class {
+  uint64_t ptr;           /* the Class pointer                               */
+  uint64_t super_ptr;     /* superclass pointer (0 = root)                   */
+  uint64_t instance_size;
+  uint32_t name;          /* offset in the table's strings                   */
+  uint32_t super;         /* superclass index, HG_OBJC_NONE = root/unknown   */
+  uint32_t ivar_first;    /* own ivars: [ivar_first, ivar_first + ivar_count) */
+  uint32_t ivar_count;    /*   sorted by offset by _hg_objc_table_finish     */
+  uint32_t class_id;      /* writer class id; 0 until the first instance     */
+  uint32_t map_first;     /* word map (see _hg_objc_bind_id): first slot + 1 */
+  uint32_t map_words;     /*   and its length in words; 0 = no map          */
+  uint8_t meta;           /* 1 for a metaclass: never an instance's class    */
+  uint8_t kind;           /* HG_CLASS_OBJC or HG_CLASS_SWIFT                 */
+  uint8_t pad[6];
+};
+
+struct hg_objc_ivar {
+  uint64_t offset;        /* from the object's start                         */
+  uint32_t name, type;    /* offsets in the table's strings                  */
+  uint32_t field_id;      /* writer string id; 0 until the first edge        */
+  uint32_t refs;          /* object words at offset (0: not an object ivar)  */
+  uint32_t kind;          /* HG_EDGE_STRONG / _WEAK / _UNOWNED when refs     */
+  uint32_t pad;
+};
+
+struct hg_objc_table {
+  struct hg_vec classes;  /* struct hg_objc_class                            */
+  struct hg_vec ivars;    /* struct hg_objc_ivar                             */
+  struct hg_vec strings;  /* char                                            */
+  struct hg_vec byptr;    /* uint32 slot -> class index + 1 (open addressing) */
+  struct hg_vec byid;     /* uint64 slot: (class_id << 32) | index + 1       */
+  struct hg_vec wordmap;  /* uint32 per instance word: ivar index + 1 or 0   */
+  uint32_t bits;          /* log2 of both tables' slot count                 */
+  uint32_t ready;         /* 1 after _hg_objc_table_finish                   */
+  uint64_t lo, hi;        /* bounds of the non-meta class pointers [lo, hi]  */
+  struct hg_objc_isa isa;
+  uint64_t overflow;      /* classes/ivars dropped for want of room          */
+};
+
+/* Reserves room for up to max_classes classes (metaclasses included),
+ * max_ivars ivars and max_string_bytes of names in scratch s. 0 or
+ * HG_ENOMEM. */
+int _hg_objc_table_init(struct hg_objc_table *t, struct hg_scratch *s, uint32_t max_classes,
+                        uint32_t max_ivars, size_t max_string_bytes);
+/* Adds a class; its ivars follow with _hg_objc_add_ivar. Returns the class
+ * index or HG_OBJC_NONE (out of room: counted in t->overflow). */
+uint32_t _hg_objc_add_class(struct hg_objc_table *t, uint64_t ptr, const char *name,
+                            uint64_t instance_size, int meta, uint64_t super_ptr);
+/* Adds an ivar to class `cls` (the last class added). kind is the edge
+ * kind for object ivars. 0 or HG_ENOMEM / HG_EINVAL. */
+int _hg_objc_add_ivar(struct hg_objc_table *t, uint32_t cls, const char *name, uint64_t offset,
+                      const char *type, uint32_t kind);
+/* Sorts ivars, links superclasses, builds the pointer lookup. 0 or error. */
+int _hg_objc_table_finish(struct hg_objc_table *t);
+/* Index of the class (or metaclass) at ptr, or HG_OBJC_NONE. O(1). */
+uint32_t _hg_objc_find(const struct hg_objc_table *t, uint64_t ptr);
+/* The class of a block whose first word is isa and usable size is
+ * block_size: the isa must decode to a known non-meta class whose instance
+ * size fits the block. Class index or HG_OBJC_NONE. */
+uint32_t _hg_objc_classify_word(const struct hg_objc_table *t, uint64_t isa, uint64_t block_size);
+/* Records that class index `cls` has writer id `id`, and builds the
+ * class's word map (instance word -> object ivar, inherited ones included)
+ * for classes up to HG_OBJC_MAP_MAX_WORDS words, so _hg_objc_ivar_fast is
+ * one array read. Frozen-safe (scratch only). 0 or HG_ENOMEM / HG_EINVAL;
+ * without room for the map the class is still bound (slow path). */
+#define HG_OBJC_MAP_MAX_WORDS 1024u
+int _hg_objc_bind_id(struct hg_objc_table *t, uint32_t cls, uint32_t id);
+/* Class index bound to writer id `id`, or HG_OBJC_NONE. O(1). */
+uint32_t _hg_objc_find_id(const struct hg_objc_table *t, uint32_t id);
+/* The object ivar (own or inherited) holding a reference at byte `offset`
+ * of an instance of class `cls`, or NULL. */
+struct hg_objc_ivar *_hg_objc_ivar_at(const struct hg_objc_table *t, uint32_t cls,
+                                      uint64_t offset);
+/* The same through the class's word map when it has one. */
+struct hg_objc_ivar *_hg_objc_ivar_fast(const struct hg_objc_table *t, uint32_t cls,
+                                        uint64_t offset);
+static inline const char *_hg_objc_str(const struct hg_objc_table *t, uint32_t off) {
+  return (const char *)t->strings.base + off;
+}
+static inline struct hg_objc_class *_hg_objc_class_at(const struct hg_objc_table *t, uint32_t i) {
+  return (struct hg_objc_class *)_hg_vec_at(&t->classes, i);
+}
+
+/* -------------------------------------------------------- objc_runtime.c */
+
+enum hg_objc_flavor { HG_OBJC_NO_RUNTIME = 0, HG_OBJC_GNU = 1, HG_OBJC_APPLE = 2 };
+
+/* Which runtime this process has (dlsym(RTLD_DEFAULT, …)); 0 = none. */
+int _hg_objc_runtime_flavor(void);
+/* Initialises t in scratch s and fills it from the runtime: every class
+ * and metaclass, names, sizes, ivars and their strength; sets t->isa and
+ * finishes the table. Before the freeze only (takes runtime locks, calls
+ * malloc). 0, HG_ENOTFOUND (no runtime), HG_ENOMEM. */
+int _hg_objc_runtime_load(struct hg_objc_table *t, struct hg_scratch *s);
+
+/* ------------------------------------------------------ classify_objc.c */
+
+struct hg_classifier;
+/* The classifier listed in classify.c. */
+extern const struct hg_classifier _hg_classifier_objc;
+
+#endif

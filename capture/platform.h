@@ -1,0 +1,64 @@
+/*
+ * platform.h — the small interface every capture backend implements
+ * (capture/linux/ today, capture/darwin/ later). capture.c orders the steps;
+ * these functions do the OS and allocator specific parts. All return 0 or a
+ * negative HG_E* code and fill the vectors of struct hg_cap.
+ *
+ * Rules for implementers:
+ *   - _before freeze_ functions may call malloc and take runtime locks;
+ *   - everything after _hg_plat_freeze() and until _hg_plat_thaw() runs with
+ *     other threads parked (maybe inside malloc): no malloc, no stdio, no
+ *     locks another thread may hold; memory comes from capture scratch.
+ *   - every read of process memory is validated with _hg_readable() first.
+ */
+#ifndef HG_CAPTURE_PLATFORM_H
+#define HG_CAPTURE_PLATFORM_H
+
+#include "capture/internal.h"
+
+/* ---- before freeze (malloc allowed) ---- */
+
+/* Registers, stack pointer and TLS of the calling thread, taken at
+ * hg_capture() entry so that the capture's own frames are not scanned. */
+void _hg_plat_self_context(struct hg_cthread *t);
+
+/* Platform defaults and static facts: platform/arch/os strings into meta. */
+void _hg_plat_describe(struct hg_meta *m);
+/* Loaded images into c->images, their writable data into c->ranges. */
+int _hg_plat_images(struct hg_cap *c);
+/* Identifies the allocator and whatever needs runtime calls (probing).
+ * Sets c->heap_status/heap_reason when the heap cannot be walked. */
+int _hg_plat_heap_prepare(struct hg_cap *c);
+/* Mode the platform uses for HG_MODE_DEFAULT. */
+int _hg_plat_default_mode(void);
+
+/* ---- freeze / thaw ---- */
+
+/* Parks every other thread, saving registers into c->threads (plus the
+ * calling thread). HG_ETIMEOUT when one does not park in time (all are
+ * released again before returning). */
+int _hg_plat_freeze(struct hg_cap *c);
+/* Releases the parked threads. Always safe to call after freeze. */
+void _hg_plat_thaw(struct hg_cap *c);
+/* 1 if an allocator lock is held by a parked thread (retry later). */
+int _hg_plat_heap_busy(struct hg_cap *c);
+
+/* ---- while frozen (no malloc) ---- */
+
+/* VM regions into c->regions, sorted; marks stacks/images/own memory. */
+int _hg_plat_regions(struct hg_cap *c);
+/* Thread names, stack ranges (needs regions). */
+int _hg_plat_threads_finish(struct hg_cap *c);
+/* Walks the heap: segments and nodes (in address order) and the freelist
+ * of blocks that look allocated but are cached free. HG_EUNSUPPORTED with
+ * c->heap_reason when nothing could be walked. */
+int _hg_plat_heap_walk(struct hg_cap *c);
+
+/* ---- fork mode ---- */
+
+/* Runs body(c) in a copy-on-write child of the frozen process; calls
+ * _hg_plat_thaw() in the parent as soon as the child exists; waits for the
+ * child and returns body's result. HG_EUNSUPPORTED if the platform cannot. */
+int _hg_plat_fork_run(struct hg_cap *c, int (*body)(struct hg_cap *));
+
+#endif

@@ -1,0 +1,215 @@
+/*
+ * watch.c — the memory-pressure watcher (public hg_watch_* API): the
+ * portable policy (when to capture) and the watcher thread that samples the
+ * platform probe, takes captures with hg_capture and calls the app back.
+ *
+ * The policy functions are pure (unit-tested with a fake clock); the thread
+ * runs outside any capture, so it may malloc and use stdio.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/watch.h"
+
+const struct hg_watch_probe *_hg_watch_probe_override;
+int (*_hg_watch_capture_override)(const char *path, const struct hg_options *o);
+
+/* ---------------------------------------------------------------- policy */
+
+void _hg_watch_policy_init(struct hg_watch_policy *p, const struct hg_watch_options *o) {
+  memset(p, 0, sizeof *p);
+  p->threshold = o->footprint_threshold;
+  p->min_interval_ns = (uint64_t)o->min_interval_ms * 1000000u;
+  p->max_captures = o->max_captures;
+  p->on_pressure = o->on_pressure;
+}
+
+uint32_t _hg_watch_decide(const struct hg_watch_policy *p, uint64_t now_ns,
+                          const struct hg_watch_sample *s, int warning) {
+  if (p->max_captures && p->captures >= p->max_captures) return HG_WATCH_NONE;
+  if (p->have_last && now_ns - p->last_ns < p->min_interval_ns) return HG_WATCH_NONE;
+  if (warning) return HG_WATCH_WARNING;
+  if (p->on_pressure && s->pressure) return HG_WATCH_PRESSURE;
+  if (p->threshold && s->footprint >= p->threshold) return HG_WATCH_FOOTPRINT;
+  return HG_WATCH_NONE;
+}
+
+void _hg_watch_record(struct hg_watch_policy *p, uint64_t now_ns) {
+  p->have_last = 1;
+  p->last_ns = now_ns;
+  p->captures++;
+}
+
+const char *_hg_watch_trigger_name(uint32_t trigger) {
+  switch (trigger) {
+    case HG_WATCH_FOOTPRINT: return "footprint-threshold";
+    case HG_WATCH_PRESSURE: return "memory-pressure";
+    case HG_WATCH_WARNING: return "memory-warning";
+    default: return "watch";
+  }
+}
+
+int _hg_watch_path(char *buf, size_t size, const char *dir, const char *prefix, int64_t pid,
+                   uint64_t unix_ms, uint32_t seq) {
+  int k = snprintf(buf, size, "%s/%s-%lld-%llu-%u.hgsnap", dir, prefix, (long long)pid,
+                   (unsigned long long)unix_ms, seq);
+  return k < 0 || (size_t)k >= size ? HG_ELIMIT : 0;
+}
+
+/* ---------------------------------------------------------------- thread */
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  pthread_t thread;
+  int running, stop, warning, wake;
+  struct hg_watch_options o;
+  char *dir, *prefix;
+  const struct hg_watch_probe *probe;
+  int attempts;
+} W = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+void hg_watch_options_init(struct hg_watch_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->version = HG_WATCH_OPTIONS_VERSION;
+  o->min_interval_ms = 60000;
+  o->poll_interval_ms = 1000;
+  o->psi_some_avg10 = 10;
+  o->on_pressure = 1;
+  o->prefix = "heapgraph";
+}
+
+void _hg_watch_wake(void) {
+  pthread_mutex_lock(&W.lock);
+  W.wake = 1;
+  pthread_cond_broadcast(&W.cond);
+  pthread_mutex_unlock(&W.lock);
+}
+
+static void capture_once(uint32_t trigger, uint32_t seq) {
+  char path[4096];
+  path[0] = 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+  int rc = _hg_watch_path(path, sizeof path, W.dir, W.prefix, (int64_t)getpid(), ms, seq);
+  if (rc == 0) {
+    struct hg_options opt;
+    if (W.o.capture) opt = *W.o.capture;
+    else hg_options_init(&opt);
+    opt.trigger = _hg_watch_trigger_name(trigger);
+    rc = _hg_watch_capture_override ? _hg_watch_capture_override(path, &opt) : hg_capture(path, &opt);
+  }
+  if (W.o.callback) W.o.callback(path, rc, trigger, W.o.user);
+}
+
+static void *watch_main(void *arg) {
+  (void)arg;
+  const struct hg_watch_probe *pr = W.probe;
+  struct hg_watch_policy pol;
+  _hg_watch_policy_init(&pol, &W.o);
+  uint32_t seq = 0;
+  pthread_mutex_lock(&W.lock);
+  while (!W.stop) {
+    int warning = W.warning;
+    W.warning = 0;
+    W.wake = 0;
+    pthread_mutex_unlock(&W.lock);
+
+    struct hg_watch_sample s = {0, 0};
+    if (pr->sample) pr->sample(pr->ctx, &s);
+    uint64_t now = pr->now_ns(pr->ctx);
+    uint32_t t = _hg_watch_decide(&pol, now, &s, warning);
+    if (t != HG_WATCH_NONE) {
+      _hg_watch_record(&pol, now);
+      capture_once(t, ++seq);
+      pthread_mutex_lock(&W.lock);
+      W.attempts++;
+      pthread_mutex_unlock(&W.lock);
+    }
+
+    pthread_mutex_lock(&W.lock);
+    if (W.stop || W.wake || W.warning) continue;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)W.o.poll_interval_ms * 1000000u;
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec = (long)(ns % 1000000000u);
+    while (!W.stop && !W.wake && !W.warning)
+      if (pthread_cond_timedwait(&W.cond, &W.lock, &until) == ETIMEDOUT) break;
+  }
+  pthread_mutex_unlock(&W.lock);
+  return NULL;
+}
+
+int hg_watch_start(const struct hg_watch_options *o) {
+  if (!o || o->version != HG_WATCH_OPTIONS_VERSION || !o->dir || !*o->dir) return HG_EINVAL;
+  pthread_mutex_lock(&W.lock);
+  if (W.running) {
+    pthread_mutex_unlock(&W.lock);
+    return HG_EBUSY;
+  }
+  W.o = *o;
+  if (!W.o.poll_interval_ms) W.o.poll_interval_ms = 1000;
+  W.dir = strdup(o->dir);
+  W.prefix = strdup(o->prefix && *o->prefix ? o->prefix : "heapgraph");
+  W.o.dir = W.dir;
+  W.o.prefix = W.prefix;
+  W.probe = _hg_watch_probe_override ? _hg_watch_probe_override : _hg_watch_plat_probe();
+  W.stop = W.warning = W.wake = 0;
+  W.attempts = 0;
+  int rc = 0;
+  if (!W.dir || !W.prefix) rc = HG_ENOMEM;
+  if (!rc && W.probe->open) rc = W.probe->open(W.probe->ctx, &W.o);
+  if (!rc && pthread_create(&W.thread, NULL, watch_main, NULL) != 0) {
+    if (W.probe->close) W.probe->close(W.probe->ctx);
+    rc = HG_ENOMEM;
+  }
+  if (rc) {
+    free(W.dir);
+    free(W.prefix);
+    W.dir = W.prefix = NULL;
+  } else {
+    W.running = 1;
+  }
+  pthread_mutex_unlock(&W.lock);
+  return rc;
+}
+
+int hg_watch_stop(void) {
+  pthread_mutex_lock(&W.lock);
+  if (!W.running || pthread_equal(pthread_self(), W.thread)) { /* not from the callback */
+    pthread_mutex_unlock(&W.lock);
+    return HG_EINVAL;
+  }
+  W.stop = 1;
+  pthread_cond_broadcast(&W.cond);
+  pthread_mutex_unlock(&W.lock);
+  pthread_join(W.thread, NULL);
+  pthread_mutex_lock(&W.lock);
+  if (W.probe->close) W.probe->close(W.probe->ctx);
+  free(W.dir);
+  free(W.prefix);
+  W.dir = W.prefix = NULL;
+  W.running = 0;
+  int n = W.attempts;
+  pthread_mutex_unlock(&W.lock);
+  return n;
+}
+
+int hg_watch_memory_warning(void) {
+  pthread_mutex_lock(&W.lock);
+  int rc = W.running ? 0 : HG_EINVAL;
+  if (W.running) {
+    W.warning = 1;
+    pthread_cond_broadcast(&W.cond);
+  }
+  pthread_mutex_unlock(&W.lock);
+  return rc;
+}

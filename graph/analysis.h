@@ -1,0 +1,147 @@
+/*
+ * analysis.h — internals shared by the graph analyses (dominators.c, scc.c,
+ * leaks.c, paths.c, diff.c, export_*.c). Declares the "_hg_" helpers, grouped
+ * by the file that defines them. Nothing here is public API.
+ *
+ * Conventions: every per-node array is a flat uint32/uint64 array indexed by
+ * node index; bitmaps are uint64 words; algorithms are iterative (explicit
+ * stacks on the heap) so graph depth never touches the C stack.
+ */
+#ifndef HG_GRAPH_ANALYSIS_H
+#define HG_GRAPH_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "heapgraph.h"
+
+/* ---- Edge semantics ---- */
+
+/* Conservative, interior and strong edges retain; weak and unowned do not. */
+static inline int _hg_retains(uint8_t kind) {
+  return kind == HG_EDGE_CONSERVATIVE || kind == HG_EDGE_INTERIOR || kind == HG_EDGE_STRONG;
+}
+
+/* ---- Big work arrays ---- */
+
+/*
+ * malloc/calloc for the per-node and per-edge work arrays, asking for
+ * transparent huge pages on the 2 MiB-aligned inside of big blocks (large
+ * blocks are fresh mmaps, not yet touched). The analyses index 10M-element
+ * arrays at random; with 4 KiB pages nearly every such access also misses
+ * the TLB (a two-level walk under virtualisation). Freed with free().
+ */
+static inline void _hg_huge(void *p, size_t n) {
+#if defined(MADV_HUGEPAGE)
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  if (!p || n < 2 * huge) return;
+  uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)p + n) & ~(huge - 1);
+  if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+static inline void *_hg_malloc_big(size_t n) {
+  void *p = malloc(n);
+  _hg_huge(p, n);
+  return p;
+}
+static inline void *_hg_calloc_big(size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return NULL;
+  void *p = _hg_malloc_big(count * size);
+  if (p) memset(p, 0, count * size);
+  return p;
+}
+
+/* ---- Bitmaps ---- */
+
+static inline uint64_t *_hg_bits_new(uint32_t n) {
+  return (uint64_t *)calloc((size_t)n / 64 + 1, sizeof(uint64_t));
+}
+static inline int _hg_bit(const uint64_t *b, uint32_t i) { return (int)((b[i >> 6] >> (i & 63)) & 1u); }
+static inline void _hg_bit_set(uint64_t *b, uint32_t i) { b[i >> 6] |= (uint64_t)1 << (i & 63); }
+
+/* ---- retaining.c ---- */
+
+/* A compact CSR over nodes 0..n-1: out-edges of v are
+ * target[start[v] .. start[v+1]). */
+struct _hg_csr {
+  uint32_t n;
+  uint32_t *start;   /* n + 1 entries */
+  uint32_t *target;  /* start[n] entries (+1 spare) */
+};
+
+/* The graph's retaining edges only, in the graph's edge order (so every
+ * traversal visits them in the same order as over g's own CSR). 0 or
+ * HG_ENOMEM (c is then empty). */
+int _hg_csr_retaining(const struct hg_graph *g, struct _hg_csr *c);
+void _hg_csr_free(struct _hg_csr *c);
+
+/* Bitmap of nodes reachable through retaining edges from the roots (and, when
+ * regions_are_roots, from every HG_NODE_REGION node). NULL on ENOMEM. */
+uint64_t *_hg_reachable(const struct hg_graph *g, int regions_are_roots);
+
+/* ---- dominators.c ---- */
+
+/*
+ * SEMI-NCA over c from a virtual super-root whose children are `entries`
+ * (node ids of c; out-of-range ones are ignored). Everything it returns is
+ * in DFS-preorder space: order[w-1] = node with preorder number w (1..cnt),
+ * idom[w] = preorder number of w's immediate dominator (0 = super-root),
+ * and, when pre is non-NULL, pre[node] = its number (HG_NONE: unreached).
+ * order has c->n entries, idom c->n + 1, pre c->n. *reached = cnt.
+ * Consumes c->target (rewritten to preorder numbers; free it afterwards).
+ * 0 or HG_ENOMEM.
+ */
+int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
+                 uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached);
+
+/* ---- scc.c ---- */
+
+/*
+ * Strongly connected components (iterative Pearce/Tarjan) of c: comp[node]
+ * gets a component id (< c->n, ids of one component equal); *count gets the
+ * number of components. Starts DFS at nodes in index order and follows
+ * edges in CSR order.
+ */
+int _hg_scc(const struct _hg_csr *c, uint32_t *comp, uint32_t *count);
+
+/* ---- export_*.c: buffered output ---- */
+
+struct _hg_out {
+  hg_write_fn write;
+  void *ctx;
+  int err;          /* first error: HG_EIO                              */
+  size_t len;
+  uint64_t total;   /* bytes emitted                                    */
+  char buf[1 << 16];
+};
+
+void _hg_out_flush(struct _hg_out *o);
+void _hg_out_mem(struct _hg_out *o, const void *p, size_t n);
+void _hg_out_str(struct _hg_out *o, const char *s);
+void _hg_out_u64(struct _hg_out *o, uint64_t v);
+void _hg_out_printf(struct _hg_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* A JSON string literal (quotes included); NULL prints null. Invalid UTF-8
+ * bytes become U+FFFD so the output always parses. */
+void _hg_out_json_str(struct _hg_out *o, const char *s);
+/* The same escaped text without the quotes (also valid inside DOT strings). */
+void _hg_out_json_chars(struct _hg_out *o, const char *s);
+
+/* Display name of class `id` (1-based; 0 → NULL) through the options' hook. */
+const char *_hg_class_display(const struct hg_graph *g, const struct hg_export_options *opt,
+                              uint32_t class_id);
+
+int _hg_export_heapsnapshot(struct hg_graph *g, const struct hg_export_options *opt,
+                            struct _hg_out *o, struct hg_export_stats *st);
+int _hg_export_dot(struct hg_graph *g, const struct hg_export_options *opt, struct _hg_out *o,
+                   struct hg_export_stats *st);
+int _hg_export_json(struct hg_graph *g, const struct hg_export_options *opt, struct _hg_out *o,
+                    struct hg_export_stats *st);
+
+#endif

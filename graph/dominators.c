@@ -1,0 +1,411 @@
+/*
+ * dominators.c — dominator tree and retained sizes (SEMI-NCA).
+ *
+ * Owns hg_dominators_compute, hg_class_retained and the reusable core
+ * _hg_dom_run (leaks.c runs it on the leaked subgraph). The dominator tree is
+ * over a virtual super-root (preorder number 0) whose children are the entry
+ * nodes; only retaining edges count. Everything is iterative: the DFS and the
+ * path compression keep their stacks in heap arrays, so a 10-million-node
+ * chain costs memory, never C stack. Working memory: 5 uint32 arrays of
+ * node_count + 1 plus a compression stack that is usually tiny.
+ *
+ * SEMI-NCA (Georgiadis; as used by LeakCanary and LLVM): semidominators by
+ * the Lengauer-Tarjan "simple" eval/link with path compression, then each
+ * idom is the nearest common ancestor of its DFS parent and semidominator,
+ * found by walking up the already-built part of the tree.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/analysis.h"
+
+
+int hg_edge_kind_retains(uint32_t kind) { return kind < 256 && _hg_retains((uint8_t)kind); }
+
+/* ---- Step 1: iterative DFS from the super-root ---- */
+
+/* Numbers reached nodes 1..cnt in preorder (pre[node], order[num-1]) and
+ * records parent[num]. The DFS stack is implicit: the open vertices are the
+ * parent chain of the current one and cur[num] is each one's next edge.
+ * Every edge it looks at is rewritten to its target's number. Returns cnt. */
+/* A DFS is a chain of dependent cache misses (target -> its number -> its
+ * edges -> their targets ...). On entering a node, ask for the numbers and
+ * edge ranges of its first targets at once so those misses overlap. */
+static inline void prefetch_targets(const uint32_t *start, const uint32_t *tg, uint32_t v,
+                                    const uint32_t *pre) {
+  for (uint32_t k = start[v], end = start[v + 1], i = 0; k < end && i < 8; k++, i++) {
+    __builtin_prefetch(&pre[tg[k]]);
+    __builtin_prefetch(&start[tg[k]]);
+  }
+}
+
+static uint32_t dfs(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
+                    uint32_t *pre, uint32_t *order, uint32_t *parent, uint32_t *cur) {
+  const uint32_t *start = c->start;
+  uint32_t *tg = c->target;
+  uint32_t cnt = 0;
+  for (uint32_t i = 0; i < entry_count; i++) {
+    uint32_t r = entries[i];
+    if (r >= c->n || pre[r] != HG_NONE) continue;
+    pre[r] = ++cnt;
+    order[cnt - 1] = r;
+    parent[cnt] = 0;
+    cur[cnt] = start[r];
+    prefetch_targets(start, tg, r, pre);
+    uint32_t w = cnt;
+    while (w) {
+      uint32_t e = cur[w], end = start[order[w - 1] + 1], next = 0;
+      for (; e < end; e++) {
+        uint32_t t = tg[e], p = pre[t];
+        if (p == HG_NONE) {
+          p = pre[t] = ++cnt;
+          order[p - 1] = t;
+          parent[p] = w;
+          cur[p] = start[t];
+          next = p;
+          prefetch_targets(start, tg, t, pre);
+        }
+        tg[e] = p;
+        if (next) break;
+      }
+      if (next) {
+        cur[w] = e + 1;
+        w = next;
+      } else {
+        w = parent[w];
+      }
+    }
+  }
+  return cnt;
+}
+
+/* Predecessor lists by preorder number, built cache-consciously: the
+ * (target, source) number pairs of every edge looked at by the DFS are first
+ * partitioned by target into blocks of 4096 numbers (sequential appends to
+ * one stream per block), then each block is counting-sorted while its
+ * counters sit in cache. Consumes c. pstart (cnt + 2 entries, zeroed) gets
+ * the lists: the in-edges of w are preds[pstart[w - 1] .. pstart[w]), with
+ * pstart[0] = 0; *preds_out is the array (16 spare zeroed slots at the end
+ * for prefetching). 0 or HG_ENOMEM. */
+#define BLOCK_SHIFT 12
+
+struct pair {
+  uint32_t to, from;
+};
+
+static int build_preds(struct _hg_csr *c, const uint32_t *pre, uint32_t cnt, uint32_t *pstart,
+                       uint32_t **preds_out) {
+  uint32_t nb = (cnt >> BLOCK_SHIFT) + 1;
+  uint32_t *bstart = calloc((size_t)nb + 1, sizeof *bstart);
+  uint32_t *bpos = malloc(((size_t)nb + 1) * sizeof *bpos);
+  struct pair *pairs = NULL;
+  uint32_t *preds = NULL;
+  if (!bstart || !bpos) goto nomem;
+  const uint32_t *start = c->start, *tg = c->target;
+  for (uint32_t v = 0; v < c->n; v++)
+    if (pre[v] != HG_NONE)
+      for (uint32_t e = start[v], end = start[v + 1]; e < end; e++) bstart[(tg[e] >> BLOCK_SHIFT) + 1]++;
+  for (uint32_t b = 0; b < nb; b++) bstart[b + 1] += bstart[b];
+  uint32_t total = bstart[nb];
+  if (!(pairs = _hg_malloc_big(((size_t)total + 1) * sizeof *pairs))) goto nomem;
+  memcpy(bpos, bstart, ((size_t)nb + 1) * sizeof *bpos);
+  for (uint32_t v = 0; v < c->n; v++) {
+    uint32_t w = pre[v];
+    if (w == HG_NONE) continue;
+    for (uint32_t e = start[v], end = start[v + 1]; e < end; e++)
+      pairs[bpos[tg[e] >> BLOCK_SHIFT]++] = (struct pair){tg[e], w};
+  }
+  _hg_csr_free(c);
+  if (!(preds = _hg_calloc_big((size_t)total + 17, sizeof *preds))) goto nomem;
+  for (uint32_t k = 0; k < total; k++) pstart[pairs[k].to + 1]++;
+  for (uint32_t w = 1; w <= cnt + 1; w++) pstart[w] += pstart[w - 1];
+  for (uint32_t k = 0; k < total; k++) preds[pstart[pairs[k].to]++] = pairs[k].from;
+  free(pairs);
+  free(bstart);
+  free(bpos);
+  *preds_out = preds;
+  return 0;
+nomem:
+  free(bstart);
+  free(bpos);
+  free(pairs);
+  return HG_ENOMEM;
+}
+
+/* ---- Step 2: semidominators ---- */
+
+/* anc (forest ancestor) and label (smallest semi on the compressed path)
+ * side by side: eval touches both, so one cache line instead of two. */
+struct al {
+  uint32_t anc, label;
+};
+
+/* eval: the smallest semi on the forest path from processed vertex v up to
+ * its top (the last processed vertex; processed = numbered > w), by path
+ * halving: each step makes a vertex skip its ancestor, folding the
+ * ancestor's label into its own, so label[x] always covers the tree path
+ * from x up to (excluding) anc[x]. One pass, no stack. */
+static uint32_t eval(uint32_t v, uint32_t w, struct al *al) {
+  uint32_t x = v, res = UINT32_MAX;
+  for (;;) {
+    uint32_t a = al[x].anc, lx = al[x].label;
+    if (a <= w) return lx < res ? lx : res;
+    uint32_t aa = al[a].anc, la = al[a].label;
+    if (la < lx) lx = la;
+    if (aa <= w) return lx < res ? lx : res;
+    al[x].label = lx;
+    al[x].anc = aa;
+    if (lx < res) res = lx;
+    x = aa;
+  }
+}
+
+static void semidominators(const uint64_t *is_entry, uint32_t cnt, const uint32_t *parent,
+                           const uint32_t *pstart, const uint32_t *preds, uint32_t *semi,
+                           struct al *al) {
+  for (uint32_t w = cnt; w >= 1; w--) {
+    uint32_t best = parent[w];
+    if (_hg_bit(is_entry, w)) {
+      best = 0;
+    } else {
+      for (uint32_t k = pstart[w - 1], end = pstart[w]; k < end; k++) {
+        uint32_t pv = preds[k];
+        __builtin_prefetch(&al[preds[k + 16]]); /* preds has 16 spare slots */
+        uint32_t cand = pv > w ? eval(pv, w, al) : pv;
+        if (cand < best) best = cand;
+      }
+    }
+    semi[w] = best;
+    al[w].label = best;
+    al[w].anc = parent[w];
+  }
+}
+
+/* ---- Driver ---- */
+
+int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
+                 uint32_t *order, uint32_t *idom, uint32_t *pre_out, uint32_t *reached) {
+  uint32_t n = c->n, cnt = 0;
+  size_t m = (size_t)n + 1;
+  int rc = HG_ENOMEM;
+  uint32_t *parent = idom; /* becomes idom in place (step 3) */
+  uint32_t *pre = pre_out ? pre_out : _hg_malloc_big(m * sizeof *pre);
+  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* DFS cursors, then semi */
+  uint32_t *pstart = _hg_calloc_big(m + 1, sizeof *pstart);
+  uint32_t *preds = NULL;
+  uint64_t *is_entry = _hg_bits_new(n + 1);
+  struct al *al = NULL;
+  if (!pre || !cur || !pstart || !is_entry) goto out;
+  memset(pre, 0xff, (size_t)n * sizeof *pre);
+  cnt = dfs(c, entries, entry_count, pre, order, parent, cur);
+  for (uint32_t i = 0; i < entry_count; i++)
+    if (entries[i] < n && pre[entries[i]] != HG_NONE) _hg_bit_set(is_entry, pre[entries[i]]);
+  if (build_preds(c, pre, cnt, pstart, &preds)) goto out;
+  if (!pre_out) {
+    free(pre);
+    pre = NULL;
+  }
+  if (!(al = _hg_malloc_big(m * sizeof *al))) goto out;
+  semidominators(is_entry, cnt, parent, pstart, preds, cur, al);
+
+  /* Step 3 (NCA): idom(w) = the first ancestor of parent(w) numbered <= semi(w).
+   * parent[] becomes idom[] in place: smaller numbers are already final. */
+  const uint32_t *semi = cur;
+  for (uint32_t w = 1; w <= cnt; w++) {
+    uint32_t d = parent[w];
+    while (d > semi[w]) d = parent[d];
+    parent[w] = d;
+  }
+  idom[0] = 0;
+  *reached = cnt;
+  rc = 0;
+out:
+  _hg_csr_free(c);
+  if (!pre_out) free(pre);
+  free(cur);
+  free(pstart);
+  free(preds);
+  free(al);
+  free(is_entry);
+  return rc;
+}
+
+int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
+  if (!g || !out) return HG_EINVAL;
+  *out = NULL;
+  struct _hg_csr c;
+  int rc = _hg_csr_retaining(g, &c);
+  if (rc) return rc;
+  struct hg_dominators *d = calloc(1, sizeof *d);
+  uint32_t n = g->node_count;
+  size_t m = (size_t)n + 1;
+  uint32_t *entries = malloc(((size_t)g->root_count + 1) * sizeof *entries);
+  uint32_t *idw = _hg_malloc_big(m * sizeof *idw);
+  uint64_t *ret = NULL;
+  if (!d || !entries || !idw) goto nomem;
+  d->node_count = n;
+  if (!(d->order = _hg_malloc_big(m * sizeof *d->order))) goto nomem;
+  for (uint32_t i = 0; i < g->root_count; i++) entries[i] = g->roots[i].target;
+  rc = _hg_dom_core(&c, entries, g->root_count, d->order, idw, NULL, &d->reachable_count);
+  if (rc) goto fail;
+  free(entries);
+  entries = NULL;
+  uint32_t cnt = d->reachable_count;
+  /* Retained sizes in preorder space (reverse preorder: every node is final
+   * before its dominator gets it; ret[0], the super-root, ends as the total),
+   * then scattered to node indices. */
+  if (!(ret = _hg_malloc_big(m * sizeof *ret))) goto nomem;
+  ret[0] = 0;
+  for (uint32_t w = 1; w <= cnt; w++) ret[w] = g->node_size[d->order[w - 1]];
+  for (uint32_t w = cnt; w >= 1; w--) ret[idw[w]] += ret[w];
+  d->reachable_bytes = ret[0];
+  d->idom = _hg_malloc_big(m * sizeof *d->idom);
+  d->retained = _hg_calloc_big(m, sizeof *d->retained);
+  if (!d->idom || !d->retained) goto nomem;
+  memset(d->idom, 0xff, m * sizeof *d->idom);
+  for (uint32_t w = 1; w <= cnt; w++) {
+    uint32_t v = d->order[w - 1], p = idw[w];
+    d->idom[v] = p ? d->order[p - 1] : HG_SUPER_ROOT;
+    d->retained[v] = ret[w];
+  }
+  free(idw);
+  free(ret);
+  *out = d;
+  return 0;
+nomem:
+  rc = HG_ENOMEM;
+fail:
+  _hg_csr_free(&c);
+  free(entries);
+  free(idw);
+  free(ret);
+  hg_dominators_free(d);
+  return rc;
+}
+
+void hg_dominators_free(struct hg_dominators *d) {
+  if (!d) return;
+  free(d->idom);
+  free(d->retained);
+  free(d->order);
+  free(d);
+}
+
+/* ---- Per-class retained sizes ---- */
+
+/* Walks the dominator tree (children CSR built from idom, iterative DFS)
+ * keeping, per class, how many nodes of that class are on the current path:
+ * a node adds its retained size to its class only when it is the first. */
+int hg_class_retained(const struct hg_graph *g, const struct hg_dominators *d, uint64_t *counts,
+                      uint64_t *bytes, uint64_t *retained) {
+  if (!g || !d) return HG_EINVAL;
+  uint32_t n = g->node_count, nc = g->class_count + 1;
+  if (counts) memset(counts, 0, nc * sizeof *counts);
+  if (bytes) memset(bytes, 0, nc * sizeof *bytes);
+  for (uint32_t i = 0; i < d->reachable_count; i++) {
+    uint32_t v = d->order[i], c = g->node_class[v] < nc ? g->node_class[v] : 0;
+    if (counts) counts[c]++;
+    if (bytes) bytes[c] += g->node_size[v];
+  }
+  if (!retained) return 0;
+  memset(retained, 0, nc * sizeof *retained);
+  /* first[] indexed by node + 1 (slot 0 = super-root); kids[] = children. */
+  uint32_t *first = _hg_calloc_big((size_t)n + 2, sizeof *first);
+  uint32_t *kids = _hg_malloc_big(((size_t)d->reachable_count + 1) * sizeof *kids);
+  uint32_t *active = calloc(nc, sizeof *active);
+  uint32_t *stk = _hg_malloc_big(((size_t)d->reachable_count + 1) * sizeof *stk);
+  uint32_t *cur = _hg_malloc_big(((size_t)d->reachable_count + 1) * sizeof *cur);
+  int rc = HG_ENOMEM;
+  if (!first || !kids || !active || !stk || !cur) goto out;
+  for (uint32_t i = 0; i < d->reachable_count; i++) {
+    uint32_t p = d->idom[d->order[i]];
+    first[(p == HG_SUPER_ROOT ? 0 : (size_t)p + 1) + 1]++;
+  }
+  for (size_t i = 1; i < (size_t)n + 2; i++) first[i] += first[i - 1];
+  for (uint32_t i = 0; i < d->reachable_count; i++) { /* stable: preorder */
+    uint32_t v = d->order[i], p = d->idom[v];
+    size_t slot = p == HG_SUPER_ROOT ? 0 : (size_t)p + 1;
+    kids[first[slot]++] = v;
+  }
+  for (size_t i = (size_t)n + 1; i > 0; i--) first[i] = first[i - 1];
+  first[0] = 0;
+  /* DFS: stk holds nodes (slot numbers - 1), cur the next child position. */
+  size_t sp = 0;
+  for (uint32_t k = first[0]; k < first[1]; k++) {
+    uint32_t r = kids[k];
+    uint32_t c = g->node_class[r] < nc ? g->node_class[r] : 0;
+    if (!active[c]++) retained[c] += d->retained[r];
+    stk[sp] = r;
+    cur[sp++] = first[(size_t)r + 1];
+    while (sp) {
+      uint32_t v = stk[sp - 1];
+      if (cur[sp - 1] < first[(size_t)v + 2]) {
+        uint32_t w = kids[cur[sp - 1]++];
+        uint32_t cw = g->node_class[w] < nc ? g->node_class[w] : 0;
+        if (!active[cw]++) retained[cw] += d->retained[w];
+        stk[sp] = w;
+        cur[sp++] = first[(size_t)w + 1];
+      } else {
+        uint32_t cv = g->node_class[v] < nc ? g->node_class[v] : 0;
+        active[cv]--;
+        sp--;
+      }
+    }
+  }
+  rc = 0;
+out:
+  free(first);
+  free(kids);
+  free(active);
+  free(stk);
+  free(cur);
+  return rc;
+}
+
+/* ---- Top retainers ---- */
+
+/* 1 if node a ranks before node b (bigger retained, then lower index). */
+static int ranks_before(const struct hg_dominators *d, uint32_t a, uint32_t b) {
+  if (d->retained[a] != d->retained[b]) return d->retained[a] > d->retained[b];
+  return a < b;
+}
+
+/* Min-heap of size k over "rank": heap[0] is the worst kept node. */
+static void sift_down(const struct hg_dominators *d, uint32_t *h, uint32_t n, uint32_t i) {
+  for (;;) {
+    uint32_t l = 2 * i + 1, r = l + 1, w = i;
+    if (l < n && ranks_before(d, h[w], h[l])) w = l;
+    if (r < n && ranks_before(d, h[w], h[r])) w = r;
+    if (w == i) return;
+    uint32_t t = h[i];
+    h[i] = h[w];
+    h[w] = t;
+    i = w;
+  }
+}
+
+uint32_t hg_dominators_top(const struct hg_dominators *d, uint32_t k, uint32_t *out) {
+  if (!d || !out || !k) return 0;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < d->reachable_count; i++) {
+    uint32_t v = d->order[i];
+    if (n < k) {
+      out[n++] = v;
+      if (n == k) /* heapify */
+        for (uint32_t j = n / 2; j-- > 0;) sift_down(d, out, n, j);
+    } else if (ranks_before(d, v, out[0])) {
+      out[0] = v;
+      sift_down(d, out, n, 0);
+    }
+  }
+  if (n < k)
+    for (uint32_t j = n / 2; j-- > 0;) sift_down(d, out, n, j);
+  /* Heap sort: repeatedly move the worst to the end. */
+  for (uint32_t m = n; m > 1; m--) {
+    uint32_t t = out[0];
+    out[0] = out[m - 1];
+    out[m - 1] = t;
+    sift_down(d, out, m - 1, 0);
+  }
+  return n;
+}

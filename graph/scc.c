@@ -1,0 +1,205 @@
+/*
+ * scc.c — strongly connected components over retaining edges, and the
+ * retain-cycle report built on them (hg_cycles_find).
+ *
+ * The SCC core is Pearce's space-efficient variant of Tarjan's algorithm
+ * ("A space-efficient algorithm for finding strongly connected components",
+ * 2016), made iterative: one uint32 per node (rindex, which ends up as the
+ * component id) plus one bit, an explicit DFS stack of (node, edge cursor)
+ * and Tarjan's component stack, both on the heap. Never recurses.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/analysis.h"
+
+struct frame {
+  uint32_t node, edge;
+};
+
+struct stacks {
+  struct frame *f;
+  size_t fn, fcap;
+  uint32_t *s;
+  size_t sn, scap;
+};
+
+static int grow(void **p, size_t *cap, size_t elem) {
+  size_t nc = *cap ? *cap * 2 : 4096;
+  void *q = realloc(*p, nc * elem);
+  if (!q) return HG_ENOMEM;
+  *p = q;
+  *cap = nc;
+  return 0;
+}
+
+int _hg_scc(const struct _hg_csr *cs, uint32_t *comp, uint32_t *count) {
+  uint32_t n = cs->n;
+  const uint32_t *start = cs->start, *tg = cs->target;
+  uint32_t *rindex = comp;
+  uint64_t *is_root = _hg_bits_new(n);
+  struct stacks st = {0};
+  int rc = HG_ENOMEM;
+  if (!is_root) return rc;
+  memset(rindex, 0, (size_t)n * sizeof *rindex);
+  uint32_t index = 1, c = n - 1;
+  for (uint32_t s0 = 0; s0 < n; s0++) {
+    if (rindex[s0] != 0) continue;
+    if (st.fn == st.fcap && grow((void **)&st.f, &st.fcap, sizeof *st.f)) goto out;
+    rindex[s0] = index++;
+    _hg_bit_set(is_root, s0);
+    st.f[st.fn++] = (struct frame){s0, start[s0]};
+    while (st.fn) {
+      struct frame *fr = &st.f[st.fn - 1];
+      uint32_t v = fr->node, e = fr->edge, end = start[v + 1], rv = rindex[v];
+      int descended = 0;
+      /* Scan v's remaining edges; lowering rindex[v] is Pearce's "root"
+       * test. A fresh target is entered, and its edge looked at again when
+       * the DFS comes back (then the target has its final rindex). */
+      for (; e < end; e++) {
+        uint32_t w = tg[e], rw = rindex[w];
+        if (rw == 0) {
+          fr->edge = e;
+          rindex[v] = rv;
+          if (st.fn == st.fcap && grow((void **)&st.f, &st.fcap, sizeof *st.f)) goto out;
+          rindex[w] = index++;
+          _hg_bit_set(is_root, w);
+          st.f[st.fn++] = (struct frame){w, start[w]};
+          /* overlap the next cache misses of this DFS chain */
+          for (uint32_t k = start[w], i = 0; k < start[w + 1] && i < 8; k++, i++) {
+            __builtin_prefetch(&rindex[tg[k]]);
+            __builtin_prefetch(&start[tg[k]]);
+          }
+          descended = 1;
+          break;
+        }
+        if (rw < rv) {
+          rv = rw;
+          is_root[v >> 6] &= ~((uint64_t)1 << (v & 63));
+        }
+      }
+      if (descended) continue;
+      rindex[v] = rv;
+      st.fn--;
+      if (_hg_bit(is_root, v)) {
+        index--;
+        while (st.sn && rv <= rindex[st.s[st.sn - 1]]) {
+          rindex[st.s[--st.sn]] = c;
+          index--;
+        }
+        rindex[v] = c--;
+      } else {
+        if (st.sn == st.scap && grow((void **)&st.s, &st.scap, sizeof *st.s)) goto out;
+        st.s[st.sn++] = v;
+      }
+    }
+  }
+  *count = (n - 1) - c;
+  rc = 0;
+out:
+  free(is_root);
+  free(st.f);
+  free(st.s);
+  return rc;
+}
+
+/* ---- Retain cycles ---- */
+
+static int by_bytes_desc(const void *a, const void *b) {
+  const struct hg_cycle *x = a, *y = b;
+  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Reachability from the roots, for the "leaked" flag: independent of the
+ * SCC, so it runs on the second core meanwhile (or inline if no thread). */
+struct reach_job {
+  const struct hg_graph *g;
+  uint64_t *reach;
+};
+
+static void *reach_thread(void *arg) {
+  struct reach_job *j = arg;
+  j->reach = _hg_reachable(j->g, 0);
+  return NULL;
+}
+
+int hg_cycles_find(struct hg_graph *g, uint32_t min_size, struct hg_cycles **out) {
+  if (!g || !out) return HG_EINVAL;
+  *out = NULL;
+  if (min_size < 2) min_size = 2;
+  uint32_t n = g->node_count, ncomp = 0, nmem = 0, ncyc = 0;
+  struct hg_cycles *r = calloc(1, sizeof *r);
+  uint32_t *comp = _hg_malloc_big(((size_t)n + 1) * sizeof *comp);
+  uint32_t *size = NULL;
+  uint64_t *reach = NULL;
+  int rc = HG_ENOMEM;
+  if (!r || !comp) goto fail;
+  struct reach_job job = {g, NULL};
+  pthread_t th;
+  int threaded = pthread_create(&th, NULL, reach_thread, &job) == 0;
+  struct _hg_csr cs;
+  if (!(rc = _hg_csr_retaining(g, &cs))) {
+    rc = _hg_scc(&cs, comp, &ncomp);
+    _hg_csr_free(&cs);
+  }
+  if (threaded)
+    pthread_join(th, NULL);
+  else
+    reach_thread(&job);
+  reach = job.reach;
+  if (rc) goto fail;
+  rc = HG_ENOMEM;
+  size = _hg_calloc_big((size_t)n + 1, sizeof *size); /* by component id (< n) */
+  if (!size) goto fail;
+  for (uint32_t i = 0; i < n; i++) size[comp[i]]++;
+  /* Counting sort of the members by component, address order inside. */
+  for (uint32_t c = 0; c < n; c++) {
+    if (size[c] >= min_size) {
+      uint32_t k = size[c];
+      size[c] = nmem;
+      nmem += k;
+      ncyc++;
+    } else {
+      size[c] = HG_NONE;
+    }
+  }
+  r->members = _hg_malloc_big(((size_t)nmem + 1) * sizeof *r->members);
+  if (!r->members) goto fail;
+  for (uint32_t i = 0; i < n; i++)
+    if (size[comp[i]] != HG_NONE) r->members[size[comp[i]]++] = i;
+  r->cycles = calloc((size_t)ncyc + 1, sizeof *r->cycles);
+  if (!r->cycles || !reach) goto fail;
+  ncyc = 0;
+  for (uint32_t i = 0; i < nmem; i++) {
+    uint32_t v = r->members[i];
+    if (i == 0 || comp[v] != comp[r->members[i - 1]]) {
+      r->cycles[ncyc++] = (struct hg_cycle){.first = i, .leaked = !_hg_bit(reach, v)};
+    }
+    struct hg_cycle *cy = &r->cycles[ncyc - 1];
+    cy->count++;
+    cy->bytes += g->node_size[v];
+  }
+  r->count = ncyc;
+  qsort(r->cycles, ncyc, sizeof *r->cycles, by_bytes_desc);
+  free(comp);
+  free(size);
+  free(reach);
+  *out = r;
+  return 0;
+fail:
+  free(comp);
+  free(size);
+  free(reach);
+  hg_cycles_free(r);
+  return rc;
+}
+
+void hg_cycles_free(struct hg_cycles *c) {
+  if (!c) return;
+  free(c->cycles);
+  free(c->members);
+  free(c);
+}

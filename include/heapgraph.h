@@ -1,0 +1,614 @@
+/*
+ * heapgraph.h — the one public header of libheapgraph.
+ *
+ * heapgraph captures a heap snapshot and memory graph of the running process
+ * (VM regions, live malloc blocks with their classes, every pointer between
+ * blocks, and the roots that keep them alive) into a compact CBOR file, and
+ * reads such files back into an in-memory graph for analysis.
+ *
+ * Sections:
+ *   1. Errors
+ *   2. Snapshot vocabulary (kinds and flags stored in files)
+ *   3. Snapshot records (plain structs shared by writer and reader)
+ *   4. Streaming writer  (hg_writer_*)   — what capture backends feed
+ *   5. Graph builder     (hg_builder_*)  — in-memory, any order, for tools/tests
+ *   6. Reader            (hg_graph_*)    — validating loader into CSR arrays
+ *   7. Capture           (hg_capture)    — declared by the capture engine
+ *   8. Analysis          (hg_dominators_*, hg_leaks_*, hg_export …)
+ *
+ * Conventions: functions return 0 on success and a negative HG_E* code on
+ * failure; hg_error_string() names a code. Pointers returned inside an
+ * hg_graph are owned by the graph and live until hg_graph_free().
+ * The file format is described in docs/snapshot-format.md.
+ */
+#ifndef HEAPGRAPH_H
+#define HEAPGRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define HG_API __attribute__((visibility("default")))
+#else
+#define HG_API
+#endif
+
+#define HG_VERSION_STRING "0.1.0"
+#define HG_FORMAT_VERSION 1u
+
+/* ---------------------------------------------------------------- 1. Errors */
+
+enum hg_error {
+  HG_OK = 0,
+  HG_EINVAL = -1,       /* bad argument or call out of order                 */
+  HG_ENOMEM = -2,       /* allocation failed or scratch budget exhausted     */
+  HG_EIO = -3,          /* read/write/fsync/rename failed (see errno text)   */
+  HG_ENOSPC = -4,       /* no space left on device / file size limit        */
+  HG_EFORMAT = -5,      /* malformed snapshot (message names byte offset)    */
+  HG_ETRUNCATED = -6,   /* snapshot ends before its trailer                  */
+  HG_ECHECKSUM = -7,    /* trailer checksum does not match the content       */
+  HG_EVERSION = -8,     /* wrong magic or unsupported format version         */
+  HG_ELIMIT = -9,       /* a count or size is beyond what we accept          */
+  HG_ETIMEOUT = -10,    /* a thread could not be parked in time              */
+  HG_EBUSY = -11,       /* allocator locks held; retried and gave up         */
+  HG_EUNSUPPORTED = -12,/* platform/allocator not supported (partial result) */
+  HG_EPERM = -13,       /* permission denied                                 */
+  HG_ENOTFOUND = -14,   /* lookup found nothing (address, class …)           */
+  HG_EINTERNAL = -15    /* invariant broken: a bug in heapgraph              */
+};
+
+/* Static English text for an HG_E* code ("unknown error" for others). */
+HG_API const char *hg_error_string(int code);
+
+/* ------------------------------------------------- 2. Snapshot vocabulary */
+
+/* Region protection bits. */
+enum { HG_PROT_READ = 1, HG_PROT_WRITE = 2, HG_PROT_EXEC = 4, HG_PROT_SHARED = 8 };
+
+/* Class kinds. */
+enum hg_class_kind {
+  HG_CLASS_OTHER = 0,
+  HG_CLASS_OBJC = 1,
+  HG_CLASS_SWIFT = 2,
+  HG_CLASS_CXX = 3,
+  HG_CLASS_CF = 4
+};
+
+/* Node flags (low bits of the per-node flags). */
+enum hg_node_flag {
+  HG_NODE_MALLOC = 1,   /* a live allocator block                          */
+  HG_NODE_REGION = 2,   /* a whole VM region (non-malloc memory)           */
+  HG_NODE_MMAPPED = 4,  /* allocator block served by its own mmap          */
+  HG_NODE_ROOTLIKE = 8  /* reserved                                        */
+};
+#define HG_NODE_FLAG_MASK 0x0fu
+
+/* Edge kinds. The "named" kinds carry a field-name string id. */
+enum hg_edge_kind {
+  HG_EDGE_CONSERVATIVE = 0, /* a word that points at the start of a block   */
+  HG_EDGE_INTERIOR = 1,     /* a word that points inside a block            */
+  HG_EDGE_STRONG = 2,       /* typed strong reference (e.g. ObjC ivar)      */
+  HG_EDGE_WEAK = 3,         /* typed weak reference: does not retain        */
+  HG_EDGE_UNOWNED = 4       /* typed unowned/unsafe reference: no retain    */
+};
+#define HG_EDGE_KIND_COUNT 5
+
+/* Root kinds. */
+enum hg_root_kind {
+  HG_ROOT_STACK = 0,    /* word on a thread stack (owner = thread index)     */
+  HG_ROOT_REGISTER = 1, /* register of a thread (addr = register number)     */
+  HG_ROOT_GLOBAL = 2,   /* word in an image's data (owner = image index)     */
+  HG_ROOT_TLS = 3,      /* thread-local storage (owner = thread index)       */
+  HG_ROOT_OTHER = 4
+};
+#define HG_ROOT_KIND_COUNT 5
+#define HG_NO_OWNER UINT32_MAX
+
+/* --------------------------------------------------- 3. Snapshot records */
+
+struct hg_kv { const char *key; const char *value; };
+struct hg_num { const char *key; uint64_t value; };
+
+/* Snapshot metadata. In the writer, NULL strings and zero numbers are not
+ * written; hg_writer_meta may be called several times and a reader merges
+ * the records (later keys win), so capture timings can come at the end. */
+struct hg_meta {
+  const char *platform;     /* "linux", "darwin"                          */
+  const char *os_version;   /* uname release / ProductVersion             */
+  const char *arch;         /* "x86_64", "arm64", "arm64e"                */
+  uint32_t pointer_size;
+  uint32_t page_size;
+  int64_t pid;
+  const char *process;      /* process name                               */
+  uint64_t time_ns;         /* wall clock, nanoseconds since Unix epoch   */
+  const char *trigger;      /* why: "memory-warning", "signal", "manual" … */
+  const char *allocator;    /* "glibc-ptmalloc2", "darwin-malloc-zones" … */
+  const char *heap_status;  /* "ok" or why there are no heap nodes         */
+  size_t app_count;  const struct hg_kv *app;       /* app key/values     */
+  size_t capture_count; const struct hg_num *capture; /* timings, stats: */
+      /* pause_ns, walk_ns, scan_ns, write_ns, scratch_peak_bytes, …     */
+};
+
+struct hg_region {
+  uint64_t start, size;
+  uint32_t prot;            /* HG_PROT_*                                  */
+  uint32_t tag;             /* Darwin user_tag, 0 elsewhere               */
+  const char *name;         /* path, "[heap]", "[stack]", "MALLOC_TINY"… or NULL */
+  uint64_t resident, dirty, swapped;  /* bytes                            */
+  uint32_t image;           /* image index, or HG_NO_OWNER                */
+};
+
+struct hg_image {
+  const char *path;
+  const uint8_t *id;        /* Mach-O UUID or ELF build-id bytes          */
+  uint32_t id_len;
+  uint64_t load_addr;       /* address of the image header in memory      */
+  uint64_t slide;           /* Mach-O slide / ELF load bias               */
+  uint64_t size;            /* bytes from load_addr to the end of the last segment */
+};
+
+struct hg_thread {
+  uint64_t tid;
+  const char *name;
+  uint64_t stack_lo, stack_hi;  /* scanned range [lo, hi)                  */
+};
+
+struct hg_class {
+  const char *name;         /* as found: mangled for C++, Swift           */
+  uint32_t kind;            /* enum hg_class_kind                         */
+  uint64_t instance_size;   /* 0 if unknown                               */
+};
+
+struct hg_root {
+  uint32_t kind;            /* enum hg_root_kind                          */
+  uint32_t owner;           /* thread or image index, or HG_NO_OWNER      */
+  uint64_t addr;            /* where the pointer lives (register: number) */
+  uint32_t target;          /* node index                                 */
+};
+
+/* ---------------------------------------------------- 4. Streaming writer */
+/*
+ * Writes a snapshot as it goes, in a fixed amount of memory obtained at open
+ * (mmap, never malloc afterwards: usable while the heap is frozen and in a
+ * forked child). The file is created as a temporary next to `path`, mode
+ * 0600, and renamed into place by hg_writer_finish() after fsync; on any
+ * failure no file is left at `path`.
+ *
+ * Order rules: classes, heaps and strings get ids 1, 2, 3 … in the order
+ * they are added (0 means none) and must be added before finish; nodes are
+ * added in strictly increasing, non-overlapping address order and get
+ * indices 0, 1, 2 …; edges are added with non-decreasing source and, for the
+ * same source, strictly increasing offset; edge targets and root targets may
+ * refer to nodes added later; everything is checked at finish.
+ */
+struct hg_writer;
+
+HG_API int hg_writer_open(struct hg_writer **out, const char *path);
+HG_API int hg_writer_meta(struct hg_writer *w, const struct hg_meta *m);
+HG_API int hg_writer_region(struct hg_writer *w, const struct hg_region *r);
+HG_API int hg_writer_image(struct hg_writer *w, const struct hg_image *im);
+HG_API int hg_writer_thread(struct hg_writer *w, const struct hg_thread *t);
+HG_API int hg_writer_heap(struct hg_writer *w, const char *name, uint32_t *id);
+HG_API int hg_writer_class(struct hg_writer *w, const struct hg_class *c, uint32_t *id);
+HG_API int hg_writer_string(struct hg_writer *w, const char *s, uint32_t *id);
+HG_API int hg_writer_node(struct hg_writer *w, uint64_t addr, uint64_t size,
+                          uint32_t class_id, uint32_t flags, uint32_t heap_id);
+HG_API int hg_writer_edge(struct hg_writer *w, uint32_t src, uint64_t offset,
+                          uint32_t dst, uint32_t kind, uint32_t field_id);
+HG_API int hg_writer_root(struct hg_writer *w, const struct hg_root *r);
+/* Trailer, fsync, rename. Returns 0 or an error (then the temp is removed). */
+HG_API int hg_writer_finish(struct hg_writer *w);
+/* Frees the writer; if finish did not succeed, removes the temporary file. */
+HG_API void hg_writer_close(struct hg_writer *w);
+/* Text of the last error ("write …: No space left on device"), never NULL. */
+HG_API const char *hg_writer_message(const struct hg_writer *w);
+/* Counts so far and bytes written (after finish: the file size). */
+HG_API uint32_t hg_writer_node_count(const struct hg_writer *w);
+HG_API uint64_t hg_writer_edge_count(const struct hg_writer *w);
+HG_API uint64_t hg_writer_bytes(const struct hg_writer *w);
+
+/* ------------------------------------------------------- 5. Graph builder */
+/*
+ * Collects a graph in memory (malloc) in any order, with edges given by
+ * addresses, then writes it through the streaming writer. For tools, tests,
+ * the demo and converters — not for the capture path.
+ */
+struct hg_builder;
+
+HG_API struct hg_builder *hg_builder_new(void);
+HG_API void hg_builder_free(struct hg_builder *b);
+HG_API int hg_builder_meta(struct hg_builder *b, const struct hg_meta *m);
+HG_API int hg_builder_region(struct hg_builder *b, const struct hg_region *r);
+HG_API int hg_builder_image(struct hg_builder *b, const struct hg_image *im);
+HG_API int hg_builder_thread(struct hg_builder *b, const struct hg_thread *t);
+/* Returns the class id (>= 1); the same name+kind gives the same id. */
+HG_API uint32_t hg_builder_class(struct hg_builder *b, const char *name,
+                                 uint32_t kind, uint64_t instance_size);
+HG_API uint32_t hg_builder_heap(struct hg_builder *b, const char *name);
+HG_API int hg_builder_node(struct hg_builder *b, uint64_t addr, uint64_t size,
+                           uint32_t class_id, uint32_t flags, uint32_t heap_id);
+/* An edge from the word at src_addr+offset to the node containing dst_addr
+ * (interior when dst_addr is not the node start). field may be NULL. */
+HG_API int hg_builder_edge(struct hg_builder *b, uint64_t src_addr, uint64_t offset,
+                           uint64_t dst_addr, uint32_t kind, const char *field);
+/* A root at `where` pointing into the node containing dst_addr. */
+HG_API int hg_builder_root(struct hg_builder *b, uint32_t kind, uint32_t owner,
+                           uint64_t where, uint64_t dst_addr);
+/* Sorts, resolves addresses, drops edges/roots whose target is no node
+ * (counted in *dropped if non-NULL) and writes the snapshot. */
+HG_API int hg_builder_write(struct hg_builder *b, const char *path, uint64_t *dropped);
+HG_API const char *hg_builder_message(const struct hg_builder *b);
+
+/* --------------------------------------------------------------- 6. Reader */
+/*
+ * hg_graph_load() streams a snapshot (libcbor's streaming decoder) into a
+ * compact, read-only graph. Input is treated as hostile: every problem is an
+ * error naming what is wrong and its byte offset; memory is proportional to
+ * the file size.
+ */
+struct hg_load_error {
+  int code;                 /* HG_E*                                       */
+  uint64_t offset;          /* byte offset in the file where it was found */
+  char message[200];
+};
+
+struct hg_graph {
+  uint32_t format_version;
+  struct hg_meta meta;      /* merged metadata (app/capture arrays owned) */
+
+  uint32_t region_count;  struct hg_region *regions;
+  uint32_t image_count;   struct hg_image *images;
+  uint32_t thread_count;  struct hg_thread *threads;
+  uint32_t heap_count;    const char **heaps;     /* heaps[id - 1]        */
+  uint32_t class_count;   struct hg_class *classes; /* classes[id - 1]    */
+  uint32_t string_count;  const char **strings;   /* strings[id - 1]      */
+
+  /* Nodes, sorted by address, non-overlapping. */
+  uint32_t node_count;
+  uint64_t *node_addr;
+  uint64_t *node_size;
+  uint32_t *node_class;     /* 0 = unclassified                           */
+  uint8_t  *node_flags;     /* HG_NODE_*                                  */
+  uint32_t *node_heap;      /* 0 = none                                   */
+
+  /* Edges in CSR form: out-edges of node n are [edge_start[n], edge_start[n+1]). */
+  uint32_t edge_count;
+  uint32_t *edge_start;     /* node_count + 1 entries                     */
+  uint32_t *edge_target;
+  uint32_t *edge_offset;    /* byte offset of the pointer in the source   */
+  uint8_t  *edge_kind;      /* enum hg_edge_kind                          */
+  /* Field names of named edges, sorted by edge index. */
+  uint32_t named_count;
+  uint32_t *named_edge;
+  uint32_t *named_field;    /* string id                                  */
+
+  /* Reverse CSR, built by hg_graph_build_reverse() (NULL until then):
+   * in-edges of node n are [in_start[n], in_start[n+1]), in_edge[] holds
+   * edge indices and in_source[] their source nodes. */
+  uint32_t *in_start;
+  uint32_t *in_source;
+  uint32_t *in_edge;
+
+  uint32_t root_count;    struct hg_root *roots;
+
+  uint64_t file_size;
+  uint64_t checksum;        /* xxh64 from the trailer                     */
+  int checksum_ok;          /* 1 when it matched the content              */
+  void *priv;               /* owned storage                              */
+};
+
+/* Loads and fully validates a snapshot. On failure returns NULL and fills
+ * *err (if non-NULL). */
+HG_API struct hg_graph *hg_graph_load(const char *path, struct hg_load_error *err);
+/* Load flags. HG_LOAD_ALLOW_BAD_CHECKSUM keeps loading when only the
+ * checksum is wrong (checksum_ok = 0): for `heapgraph info` on a damaged file. */
+enum { HG_LOAD_ALLOW_BAD_CHECKSUM = 1 };
+HG_API struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags,
+                                            struct hg_load_error *err);
+/* The same from a memory buffer (used by fuzzing and tests). */
+HG_API struct hg_graph *hg_graph_load_mem(const void *data, size_t size,
+                                          struct hg_load_error *err);
+HG_API void hg_graph_free(struct hg_graph *g);
+/* Builds in_start/in_source/in_edge. Idempotent. 0 or HG_ENOMEM. */
+HG_API int hg_graph_build_reverse(struct hg_graph *g);
+/* Index of the node containing addr (interior included), or -1. */
+HG_API int64_t hg_graph_find(const struct hg_graph *g, uint64_t addr);
+/* Field name of edge e, or NULL when the edge has none. */
+HG_API const char *hg_graph_edge_field(const struct hg_graph *g, uint32_t e);
+/* Class name of node n, or NULL when unclassified. */
+HG_API const char *hg_graph_node_class_name(const struct hg_graph *g, uint32_t n);
+/* Human names: "conservative", "stack", "objc" … */
+HG_API const char *hg_edge_kind_name(uint32_t kind);
+HG_API const char *hg_root_kind_name(uint32_t kind);
+HG_API const char *hg_class_kind_name(uint32_t kind);
+
+/* --------------------------------------------------------------- 7. Capture */
+/*
+ * hg_capture() writes a snapshot of the calling process to `path`.
+ *
+ * Fork mode (Linux default): every other thread is parked with its registers
+ * saved, the process forks (raw clone: no atfork handlers), the threads are
+ * released and the child walks the frozen copy-on-write image and writes the
+ * file; hg_capture returns when the child is done. Suspend mode: the other
+ * threads stay parked while the calling thread walks and writes (the same
+ * flow the Darwin backend uses).
+ *
+ * Callable from any thread, any number of times; concurrent calls are
+ * serialized. Not async-signal-safe: call it from a normal thread (the
+ * LD_PRELOAD agent uses its own capture thread). Threads are always resumed,
+ * also on every error. Returns 0; HG_EUNSUPPORTED when the file was written
+ * without heap nodes (allocator not understood: the metadata's heap_status
+ * says why); HG_ETIMEOUT when a thread could not be parked in time; HG_EBUSY
+ * when allocator locks stayed held; other HG_E* codes (no file is left).
+ */
+enum hg_capture_mode {
+  HG_MODE_DEFAULT = 0,      /* fork on Linux                               */
+  HG_MODE_FORK = 1,
+  HG_MODE_SUSPEND = 2
+};
+
+/* Figures of one capture (also written to the snapshot's capture metadata). */
+struct hg_capture_stats {
+  uint64_t pause_ns;        /* application threads parked                 */
+  uint64_t walk_ns;         /* regions + heap walk                        */
+  uint64_t scan_ns;         /* conservative scan (edges and roots)        */
+  uint64_t write_ns;        /* metadata, nodes, finish (fsync, rename)    */
+  uint64_t total_ns;        /* hg_capture entry to return                 */
+  uint64_t scratch_peak_bytes; /* capture scratch memory (mmap) at peak   */
+  uint64_t nodes, edges, roots, threads, regions, images;
+  uint64_t file_bytes;
+  uint64_t busy_retries;    /* freezes undone because allocator locks were held */
+  int heap_status;          /* 0, or HG_EUNSUPPORTED (no heap nodes)      */
+};
+
+#define HG_OPTIONS_VERSION 1u
+
+struct hg_options {
+  uint32_t version;         /* HG_OPTIONS_VERSION (set by hg_options_init) */
+  uint32_t mode;            /* enum hg_capture_mode                       */
+  const char *trigger;      /* metadata "trigger"; default "manual"       */
+  size_t app_count; const struct hg_kv *app;  /* app key/values (copied)  */
+  uint64_t scratch_limit;   /* hard budget of capture scratch, bytes (default 2 GiB) */
+  uint32_t freeze_timeout_ms; /* park all threads within this (default 2000) */
+  uint32_t busy_retries;    /* re-freezes while allocator locks are held (default 200) */
+  uint32_t child_timeout_ms;  /* fork mode: give up on the child (default 600000) */
+  int suspend_signal;       /* signal used to park threads; 0 = SIGRTMIN+4 */
+  struct hg_capture_stats *stats; /* optional: filled on return           */
+  uint64_t reserved[8];
+};
+
+/* Fills *o with the defaults above. */
+HG_API void hg_options_init(struct hg_options *o);
+/* Captures the calling process into `path` (NULL o = defaults). */
+HG_API int hg_capture(const char *path, const struct hg_options *o);
+
+/* -------------------------------------------------------------- 8. Analysis */
+/*
+ * Analyses over a loaded graph (graph/dominators.c, scc.c, leaks.c, paths.c,
+ * diff.c, export_*.c; docs/analysis.md). Semantics shared by all of them:
+ *   - conservative, interior and strong edges retain; weak and unowned edges
+ *     never do (left out of dominators, reachability, leaks, cycles, paths);
+ *   - the dominator tree hangs off a virtual super-root whose children are
+ *     the targets of g->roots.
+ * Functions taking a non-const graph may call hg_graph_build_reverse(g).
+ * Every algorithm is iterative with O(nodes + edges) memory in flat uint32
+ * arrays: a 10-million-node chain needs no deeper C stack than a 1-node graph.
+ * Results are heap structs freed by the matching *_free (NULL is fine).
+ */
+#define HG_NONE UINT32_MAX              /* "no node / not reachable"          */
+#define HG_SUPER_ROOT (UINT32_MAX - 1u) /* the virtual super-root             */
+
+/* 1 if an edge of this kind keeps its target alive. */
+HG_API int hg_edge_kind_retains(uint32_t kind);
+
+struct hg_dominators {
+  uint32_t node_count;
+  uint32_t reachable_count;   /* nodes reachable from the roots            */
+  uint64_t reachable_bytes;   /* their bytes (the super-root's retained)   */
+  /* idom[n]: immediate dominator of node n; HG_SUPER_ROOT when only the
+   * super-root dominates n (e.g. n is held by two roots); HG_NONE when n is
+   * not reachable from any root through retaining edges. */
+  uint32_t *idom;
+  /* retained[n]: bytes freed if n went away (n's size plus everything it
+   * dominates); 0 for unreachable nodes. */
+  uint64_t *retained;
+  /* The reachable nodes in DFS preorder: every node after its dominator. */
+  uint32_t *order;
+};
+/* Dominator tree and retained sizes (SEMI-NCA, ~36 bytes per node of
+ * working memory besides the graph's reverse CSR). 0, HG_ENOMEM, HG_EINVAL. */
+HG_API int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out);
+HG_API void hg_dominators_free(struct hg_dominators *d);
+/* The (up to) k reachable nodes with the biggest retained sizes, biggest
+ * first (ties: lower index first), into out[k]. Returns how many. */
+HG_API uint32_t hg_dominators_top(const struct hg_dominators *d, uint32_t k, uint32_t *out);
+
+/* Per class id 0..class_count (0 = unclassified), for the reachable nodes:
+ * counts[c] instances, bytes[c] their own bytes, retained[c] the bytes the
+ * class retains, counted like DevTools (a node dominated by another node of
+ * the same class is not counted again). Arrays have class_count+1 entries;
+ * any may be NULL. 0 or HG_ENOMEM. */
+HG_API int hg_class_retained(const struct hg_graph *g, const struct hg_dominators *d,
+                             uint64_t *counts, uint64_t *bytes, uint64_t *retained);
+
+/* Leaks: blocks unreachable from every root through retaining edges, folded
+ * like libmemunreachable: each group of leaked blocks that reference each
+ * other in a cycle (a strongly connected group) with no retaining edge from
+ * any other leaked block is a root leak; everything else leaked hangs off
+ * root leaks. Whole-region nodes (HG_NODE_REGION without HG_NODE_MALLOC) are
+ * never leaks and count as roots here: unknown memory may hold pointers. */
+struct hg_leak {
+  uint32_t node;          /* lowest-address block of the root group        */
+  uint32_t group_count;   /* blocks in the group (1 = a lone block)        */
+  uint64_t group_bytes;
+  uint32_t count;         /* blocks it holds: all leaked blocks reachable  */
+  uint64_t bytes;         /*   from the group, the group included          */
+  uint32_t owned_count;   /* of those, blocks no other root leak reaches   */
+  uint64_t owned_bytes;   /*   (its dominator subtree in the leaked graph) */
+};
+struct hg_leaks {
+  uint32_t leaked_count;  /* all leaked blocks                             */
+  uint64_t leaked_bytes;
+  uint32_t count;         /* root leaks, sorted by bytes then count, desc  */
+  struct hg_leak *leaks;
+  /* 1 when every count/bytes is exact. Computing "everything reachable" for
+   * many root leaks sharing one big structure is quadratic; past a budget of
+   * 16 x (leaked nodes + edges) + 2^24 steps the remaining leaks report
+   * count/bytes = owned_count/owned_bytes (a lower bound) and this is 0. */
+  int held_exact;
+};
+HG_API int hg_leaks_find(struct hg_graph *g, struct hg_leaks **out);
+HG_API void hg_leaks_free(struct hg_leaks *l);
+
+/* Reference cycles: strongly connected groups of at least min_size (>= 2)
+ * nodes over retaining edges, biggest bytes first. */
+struct hg_cycle {
+  uint32_t first;         /* index of its first member in members[]        */
+  uint32_t count;         /* members                                       */
+  uint64_t bytes;
+  int leaked;             /* 1 if unreachable from the roots               */
+};
+struct hg_cycles {
+  uint32_t count;
+  struct hg_cycle *cycles;
+  uint32_t *members;      /* node indices, grouped by cycle, by address    */
+};
+HG_API int hg_cycles_find(struct hg_graph *g, uint32_t min_size, struct hg_cycles **out);
+HG_API void hg_cycles_free(struct hg_cycles *c);
+
+/* Shortest retaining paths from a root to `node` (BFS, never through weak or
+ * unowned edges). Up to max_paths paths (0 = 1), shortest first: one per
+ * root pointing straight at the node, then one per distinct retainer (the
+ * source of a retaining edge into the node). HG_ENOTFOUND when no root
+ * reaches the node. */
+struct hg_path {
+  uint32_t root;          /* index into g->roots                           */
+  uint32_t length;        /* edges                                         */
+  uint32_t *nodes;        /* length + 1: nodes[0] = root target, last = node */
+  uint32_t *edges;        /* length: edges[i] goes nodes[i] -> nodes[i+1]  */
+};
+struct hg_paths {
+  uint32_t count;
+  struct hg_path *paths;
+};
+HG_API int hg_paths_to_roots(struct hg_graph *g, uint32_t node, uint32_t max_paths,
+                             struct hg_paths **out);
+HG_API void hg_paths_free(struct hg_paths *p);
+
+/* Per-class comparison of two snapshots (addresses do not match across
+ * snapshots; classes are matched by name and kind). Sorted by byte growth,
+ * biggest first. Names point into the graphs (NULL = unclassified). */
+struct hg_class_delta {
+  const char *name;
+  uint32_t kind;
+  uint64_t old_count, old_bytes;
+  uint64_t new_count, new_bytes;
+};
+struct hg_diff {
+  uint32_t count;
+  struct hg_class_delta *classes;
+  uint64_t old_count, old_bytes, new_count, new_bytes;   /* totals          */
+};
+HG_API int hg_diff_classes(const struct hg_graph *old_graph, const struct hg_graph *new_graph,
+                           struct hg_diff **out);
+HG_API void hg_diff_free(struct hg_diff *d);
+
+/* Exports. Output goes through `write` (returns 0, or non-zero to fail with
+ * HG_EIO). heapsnapshot: a Chrome DevTools heap snapshot (JSON) — node 0 is
+ * the synthetic root with children "(GC roots)" (one child per root kind,
+ * each pointing at its roots' targets) and "(Unreachable)" (pointing at every
+ * block no root reaches); blocks are "native" nodes named by class. Every
+ * number must fit uint32: sizes above 4294967295 are written as 4294967295
+ * (counted in clamped_sizes); a graph with more than 613566750 nodes (node
+ * field count x nodes > 2^32) fails with HG_ELIMIT. dot: Graphviz, bounded by
+ * max_nodes: the neighbourhood of `focus` up to `depth` hops, or (focus =
+ * HG_NONE) the top retainers with their dominator-tree links. json: the whole
+ * graph with dominators and retained sizes. */
+typedef int (*hg_write_fn)(void *ctx, const void *data, size_t len);
+/* Display name for a class (e.g. demangled); may return `name`. The result
+ * is copied before the next call. */
+typedef const char *(*hg_name_fn)(void *ctx, const char *name, uint32_t class_kind);
+enum hg_export_format { HG_EXPORT_HEAPSNAPSHOT = 1, HG_EXPORT_DOT = 2, HG_EXPORT_JSON = 3 };
+struct hg_export_options {
+  uint32_t format;        /* enum hg_export_format                          */
+  uint32_t focus;         /* dot: centre node, or HG_NONE                   */
+  uint32_t depth;         /* dot: hops around focus (0 = 2)                 */
+  uint32_t max_nodes;     /* dot: bound (0 = 100)                           */
+  hg_name_fn class_name;  /* NULL = names as stored                         */
+  void *class_name_ctx;
+};
+struct hg_export_stats {
+  uint64_t nodes, edges;  /* written                                        */
+  uint64_t clamped_sizes; /* heapsnapshot: sizes clamped to UINT32_MAX      */
+  uint64_t bytes;         /* output bytes                                   */
+};
+HG_API int hg_export(struct hg_graph *g, const struct hg_export_options *opt, hg_write_fn write,
+                     void *ctx, struct hg_export_stats *stats);
+
+/* ------------------------------------------------ 9. Memory-pressure watcher */
+/*
+ * A background thread that captures a snapshot when the process's memory
+ * gets high or the system signals memory pressure, then hands the file to
+ * the app (e.g. to upload it later). One watcher per process.
+ *
+ * Footprint: Darwin phys_footprint (task_info TASK_VM_INFO, what jetsam
+ * counts); Linux resident set size (/proc/self/statm). Pressure: Darwin
+ * DISPATCH_SOURCE_TYPE_MEMORYPRESSURE (warning or critical); Linux PSI
+ * (/proc/pressure/memory "some avg10", percent) where the kernel has it.
+ * hg_watch_memory_warning() lets an app feed its own signal (iOS
+ * didReceiveMemoryWarning) without blocking the caller.
+ *
+ * Policy: a capture is taken when a trigger is present and at least
+ * min_interval_ms passed since the previous capture (also since a failed
+ * one); after max_captures (0 = no limit) the watcher only samples. Files
+ * are named DIR/PREFIX-PID-UNIXMS-SEQ.hgsnap. The callback runs on the
+ * watcher thread after each attempt with the path and hg_capture's result
+ * (on failure no file exists at the path).
+ */
+#define HG_WATCH_OPTIONS_VERSION 1u
+
+enum hg_watch_trigger {
+  HG_WATCH_NONE = 0,
+  HG_WATCH_FOOTPRINT = 1,   /* footprint >= footprint_threshold           */
+  HG_WATCH_PRESSURE = 2,    /* system pressure (dispatch source / PSI)    */
+  HG_WATCH_WARNING = 3      /* hg_watch_memory_warning() was called       */
+};
+
+typedef void (*hg_watch_fn)(const char *path, int result, uint32_t trigger, void *user);
+
+struct hg_watch_options {
+  uint32_t version;           /* HG_WATCH_OPTIONS_VERSION                  */
+  uint64_t footprint_threshold; /* bytes; 0 = footprint never triggers     */
+  uint32_t min_interval_ms;   /* between captures (default 60000)          */
+  uint32_t poll_interval_ms;  /* footprint/PSI sampling (default 1000)     */
+  uint32_t psi_some_avg10;    /* Linux: PSI "some avg10" percent that counts
+                                 as pressure (default 10; 0 = PSI off)     */
+  int on_pressure;            /* 1: system pressure triggers (default 1)   */
+  uint32_t max_captures;      /* 0 = unlimited                             */
+  const char *dir;            /* output directory (required; copied)       */
+  const char *prefix;         /* file name prefix (default "heapgraph")    */
+  const struct hg_options *capture; /* NULL = defaults; trigger is set per capture */
+  hg_watch_fn callback;       /* may be NULL                               */
+  void *user;
+  uint64_t reserved[4];
+};
+
+HG_API void hg_watch_options_init(struct hg_watch_options *o);
+/* Starts the watcher thread. HG_EINVAL (bad options), HG_EBUSY (already
+ * running), HG_ENOMEM. */
+HG_API int hg_watch_start(const struct hg_watch_options *o);
+/* Stops and joins the watcher (waits for a capture in progress). Returns
+ * the number of captures attempted, or HG_EINVAL when none was running. */
+HG_API int hg_watch_stop(void);
+/* Asks the watcher for a capture (trigger "memory-warning"), subject to the
+ * interval policy; returns at once. HG_EINVAL when no watcher runs. */
+HG_API int hg_watch_memory_warning(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HEAPGRAPH_H */

@@ -1,0 +1,69 @@
+# mk/capture.mk — tests and benchmarks of the capture engine (capture/).
+#
+# The capture test programs must run on glibc's own malloc, so in the
+# sanitizer build (SANITIZE=1) they link a UBSan-only copy of the library
+# ($(CAP_DIR)/libheapgraph-ubsan.a) instead of the ASan one: ASan replaces
+# malloc, and then there is no ptmalloc heap to check. The unit test
+# tests/unit/test_capture.c runs under ASan as usual (and checks the
+# "unsupported allocator" path there).
+
+CAP_DIR      := $(BUILD)/capture
+CAP_CXX      ?= g++
+ifeq ($(SANITIZE),1)
+  CAP_SAN    := -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+  CAP_CFLAGS := -std=c11 -O1 -g $(WARN) -fPIC $(CAP_SAN)
+  CAP_LIB    := $(CAP_DIR)/libheapgraph-ubsan.a
+  CAP_OBJ    := $(LIB_SRC:%.c=$(CAP_DIR)/obj/%.o)
+$(CAP_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CAP_CFLAGS) -MMD -MP -c $< -o $@
+$(CAP_LIB): $(CAP_OBJ)
+	rm -f $@ && ar rcs $@ $^
+-include $(CAP_OBJ:.o=.d)
+else
+  CAP_SAN    :=
+  CAP_CFLAGS := $(CFLAGS)
+  CAP_LIB    := $(LIB_A)
+endif
+CAP_LINK     := $(CAP_LIB) $(LIBS)
+
+CAP_PROGS    := $(CAP_DIR)/ground_truth $(CAP_DIR)/leaks $(CAP_DIR)/stress $(CAP_DIR)/jemalloc
+TEST_PROGS   += $(CAP_PROGS)
+TEST_SCRIPTS += $(CAP_DIR)/ground_truth tests/capture/leaks_vs_valgrind.sh \
+                $(CAP_DIR)/stress $(CAP_DIR)/jemalloc
+
+$(CAP_DIR)/ground_truth: tests/capture/ground_truth.c $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -o $@ $< $(CAP_LINK) $(CAP_SAN)
+
+$(CAP_DIR)/leaks: tests/capture/leaks.c $(CAP_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -o $@ $< $(CAP_LINK) $(CAP_SAN)
+
+$(CAP_DIR)/stress_cxx.o: tests/capture/stress_cxx.cpp
+	@mkdir -p $(dir $@)
+	$(CAP_CXX) -std=c++17 -O2 -g $(WARN) $(CAP_SAN) -c $< -o $@
+
+$(CAP_DIR)/stress: tests/capture/stress.c $(CAP_DIR)/stress_cxx.o $(CAP_LIB) tests/hg_test.h
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -o $@ $< $(CAP_DIR)/stress_cxx.o $(CAP_LINK) -lstdc++ $(CAP_SAN)
+
+$(CAP_DIR)/jemalloc: tests/capture/jemalloc.c $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -o $@ $< -ljemalloc $(CAP_LINK) $(CAP_SAN)
+
+# ---- bench: make bench-capture (part of `make bench`) ----
+BENCH_TARGETS += bench-capture
+CAP_BENCH    := build/bench/bench_capture build/bench/bench_capture_lsan
+
+build/bench/bench_capture: bench/bench_capture.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=c11 -O2 -g $(WARN) -o $@ $< $(LIB_A) $(LIBS)
+
+build/bench/bench_capture_lsan: bench/bench_capture.c
+	@sh $(DEPS) bench
+	@mkdir -p $(dir $@)
+	gcc $(CPPFLAGS) -std=c11 -O2 -g $(WARN) -DHG_BENCH_LSAN=1 -fsanitize=leak -o $@ $<
+
+.PHONY: bench-capture
+bench-capture: $(CAP_BENCH)
+	@sh bench/bench_capture.sh build/bench

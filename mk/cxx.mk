@@ -1,0 +1,40 @@
+# mk/cxx.mk — C++ classification (issue 5): the end-to-end C++ test programs
+# (shared and -static-libstdc++ builds, plus the plugin they dlopen), the CLI
+# check on their snapshots, and the classification-cost benchmark.
+#
+# The end-to-end programs capture their own glibc heap, so under SANITIZE=1
+# they link the UBSan-only library of mk/capture.mk ($(CAP_LIB), $(CAP_SAN))
+# instead of the ASan one (ASan replaces malloc: no ptmalloc heap to walk).
+# The portable core and the ELF discovery also run under ASan in
+# tests/unit/test_cxxabi.c.
+
+CXX_TEST_DIR := $(BUILD)/cxx
+CXX_TLIB     := $(if $(CAP_LIB),$(CAP_LIB),$(LIB_A))
+CXX_TSAN     := $(if $(filter 1,$(SANITIZE)),$(CAP_SAN),)
+CXX_TFLAGS   := -std=c++17 -O2 -g $(WARN) $(CXX_TSAN)
+CXX_LINK     := $(CXX_TLIB) $(LIBS) $(CXX_TSAN)
+
+$(CXX_TEST_DIR)/libcxx_plugin.so: tests/cxx/cxx_plugin.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXX_TFLAGS) -fPIC -shared -o $@ $<
+
+$(CXX_TEST_DIR)/cxx_classes: tests/cxx/cxx_classes.cpp $(CXX_TLIB) cxxabi/cxxabi.h $(CXX_TEST_DIR)/libcxx_plugin.so
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXX_TFLAGS) -o $@ $< $(CXX_LINK)
+
+$(CXX_TEST_DIR)/cxx_classes_static: tests/cxx/cxx_classes.cpp $(CXX_TLIB) cxxabi/cxxabi.h $(CXX_TEST_DIR)/libcxx_plugin.so
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXX_TFLAGS) -DHG_CXX_LABEL='"static"' -static-libstdc++ -static-libgcc -o $@ $< $(CXX_LINK)
+
+TEST_PROGS   += $(CXX_TEST_DIR)/cxx_classes $(CXX_TEST_DIR)/cxx_classes_static $(CLI)
+TEST_SCRIPTS += $(CXX_TEST_DIR)/cxx_classes $(CXX_TEST_DIR)/cxx_classes_static tests/cxx/test_cxx_cli.sh
+
+# Benchmark (`make bench`): capture time with and without the C++ classifier.
+build/bench/bench_cxx: bench/bench_cxx.cpp $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) -std=c++17 -O2 -g $(WARN) -o $@ $< $(LIB_A) $(LIBS)
+
+.PHONY: bench-cxx
+bench-cxx: build/bench/bench_cxx
+	build/bench/bench_cxx build/bench
+BENCH_TARGETS += bench-cxx

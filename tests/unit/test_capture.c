@@ -1,0 +1,200 @@
+/*
+ * test_capture.c — unit tests of the capture engine's parts (scratch
+ * budget, sort, node index) and of hg_capture()'s public contract (options,
+ * errors, freeze timeout, partial results). Works in the ASan build too,
+ * where malloc is ASan's and the capture must say "unsupported allocator".
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture/internal.h"
+#include "heapgraph.h"
+#include "hg_test.h"
+
+static char dir[128];
+
+static void test_scratch_budget(void) {
+  struct hg_scratch s;
+  struct hg_vec v;
+  _hg_scratch_init(&s, 3 * 4096);
+  REQUIRE(_hg_vec_init(&s, &v, 8, 1u << 20) == 0);
+  CHECK(_hg_vec_push(&v, 512) != NULL);       /* 1 page  */
+  CHECK(_hg_vec_push(&v, 1024) != NULL);      /* 3 pages */
+  CHECK(_hg_vec_push(&v, 1) == NULL);         /* budget  */
+  CHECK_EQ_U(s.peak, 3 * 4096);
+  CHECK(_hg_scratch_owns(&s, (uint64_t)(uintptr_t)v.base, (uint64_t)(uintptr_t)v.base + 8));
+  _hg_vec_truncate(&v, 10);
+  CHECK_EQ_U(_hg_vec_len(&v), 10);
+  _hg_scratch_free(&s);
+}
+
+static void test_sort(void) {
+  uint64_t a[1000];
+  for (int i = 0; i < 1000; i++) a[i] = (uint64_t)((i * 7919) % 1000);
+  _hg_sort_u64key(a, 1000, 8);
+  int ok = 1;
+  for (int i = 0; i < 1000; i++) ok &= a[i] == (uint64_t)i;
+  CHECK(ok);
+}
+
+static struct hg_cap *new_cap(void) {
+  struct hg_cap *c = calloc(1, sizeof *c);
+  _hg_scratch_init(&c->scratch, 1ull << 30);
+  _hg_vec_init(&c->scratch, &c->segments, sizeof(struct hg_segment), 1 << 16);
+  _hg_vec_init(&c->scratch, &c->nodes, sizeof(struct hg_cnode), 1 << 24);
+  _hg_vec_init(&c->scratch, &c->index, 4, 1 << 24);
+  _hg_vec_init(&c->scratch, &c->freelist, 8, 1 << 20);
+  return c;
+}
+
+static void free_cap(struct hg_cap *c) {
+  _hg_scratch_free(&c->scratch);
+  free(c);
+}
+
+/* Index lookups agree with a linear scan over random segments and nodes. */
+static void test_index(void) {
+  struct hg_cap *c = new_cap();
+  uint64_t base = 0x100000;
+  srand(7);
+  for (int s = 0; s < 20; s++) {
+    uint64_t len = 4096 * (uint64_t)(1 + rand() % 64);
+    REQUIRE(_hg_seg_begin(c, base, base + len, HG_NODE_MALLOC, 1) == 0);
+    uint64_t a = base + 16;
+    while (a + 64 < base + len) {
+      uint64_t z = 8 * (uint64_t)(1 + rand() % 40);
+      if (a + z > base + len) break;
+      if (rand() % 3) REQUIRE(_hg_node_add(c, a, z) == 0);
+      a += z + 8 * (uint64_t)(rand() % 4);
+    }
+    _hg_seg_end(c);
+    base += len + 4096 * (uint64_t)(rand() % 4);
+  }
+  uint64_t *fl = _hg_vec_push(&c->freelist, 1);
+  const struct hg_segment *s0 = _hg_vec_at(&c->segments, 0);
+  *fl = _hg_node_addr(c, s0, 1);
+  uint32_t before = _hg_node_count(c);
+  _hg_nodes_drop_freed(c);
+  CHECK_EQ_U(_hg_node_count(c), before - 1);
+  REQUIRE(_hg_index_build(c) == 0);
+  size_t nseg = _hg_vec_len(&c->segments), bad = 0;
+  for (uint64_t v = 0x100000 - 64; v < base + 64; v += 8) {
+    uint32_t want = UINT32_MAX;
+    for (size_t k = 0; k < nseg; k++) {
+      const struct hg_segment *s = _hg_vec_at(&c->segments, k);
+      for (uint32_t i = s->first; i < s->first + s->count; i++)
+        if (v >= _hg_node_addr(c, s, i) && v < _hg_node_addr(c, s, i) + _hg_node_size(c, i)) want = i;
+    }
+    bad += _hg_index_lookup(c, v) != want;
+  }
+  CHECK_EQ_U(bad, 0);
+  CHECK(_hg_vec_len(&c->index) * 4 <= 2 * 4 * (size_t)_hg_node_count(c) + 4 * nseg);
+  free_cap(c);
+}
+
+static void test_options(void) {
+  struct hg_options o;
+  hg_options_init(&o);
+  CHECK_EQ_U(o.version, HG_OPTIONS_VERSION);
+  CHECK_EQ_U(o.mode, HG_MODE_DEFAULT);
+  CHECK(o.freeze_timeout_ms > 0);
+  CHECK_EQ_U(hg_capture(NULL, &o), (uint64_t)(int64_t)HG_EINVAL);
+  o.version = 99;
+  CHECK_EQ_U(hg_capture("/tmp/x", &o), (uint64_t)(int64_t)HG_EINVAL);
+  CHECK(hg_capture("/nonexistent-dir/x.hgsnap", NULL) < 0);
+  CHECK(access("/nonexistent-dir/x.hgsnap", F_OK) != 0);
+}
+
+static void capture_and_check(uint32_t mode) {
+  char path[256];
+  snprintf(path, sizeof path, "%s/unit_%u.hgsnap", dir, mode);
+  struct hg_options o;
+  struct hg_capture_stats st;
+  hg_options_init(&o);
+  o.mode = mode;
+  o.stats = &st;
+  struct hg_kv app[] = {{"build", "unit"}};
+  o.app = app;
+  o.app_count = 1;
+  int rc = hg_capture(path, &o);
+  CHECK(rc == 0 || rc == HG_EUNSUPPORTED);
+  struct hg_load_error err;
+  struct hg_graph *g = hg_graph_load(path, &err);
+  REQUIRE(g != NULL);
+  CHECK(g->thread_count >= 1);
+  CHECK(g->region_count > 5);
+  CHECK(g->image_count >= 2);
+  CHECK(g->meta.heap_status != NULL);
+  if (rc == HG_EUNSUPPORTED) {
+    CHECK_EQ_U(g->node_count, 0);
+    CHECK(strstr(g->meta.heap_status, "unsupported") != NULL);
+  } else {
+    CHECK(g->node_count > 0);
+    CHECK(!strcmp(g->meta.heap_status, "ok"));
+  }
+  CHECK(st.scratch_peak_bytes > 0);
+  hg_graph_free(g);
+  unlink(path);
+}
+
+static void test_capture_fork(void) { capture_and_check(HG_MODE_FORK); }
+static void test_capture_suspend(void) { capture_and_check(HG_MODE_SUSPEND); }
+
+/* A thread that blocks the suspend signal cannot be parked: the capture
+ * gives up with HG_ETIMEOUT, leaves no file, and the thread runs on. */
+static volatile int blocker_run = 1, blocker_ticks;
+static void *blocker(void *arg) {
+  (void)arg;
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGRTMIN + 4);
+  pthread_sigmask(SIG_BLOCK, &s, NULL);
+  while (blocker_run) {
+    blocker_ticks++;
+    usleep(1000);
+  }
+  pthread_sigmask(SIG_UNBLOCK, &s, NULL); /* the pending signal arrives: harmless */
+  return NULL;
+}
+
+static void test_timeout(void) {
+  pthread_t t;
+  pthread_create(&t, NULL, blocker, NULL);
+  usleep(20000);
+  char path[256];
+  snprintf(path, sizeof path, "%s/timeout.hgsnap", dir);
+  struct hg_options o;
+  hg_options_init(&o);
+  o.mode = HG_MODE_SUSPEND;
+  o.freeze_timeout_ms = 100;
+  CHECK_EQ_U(hg_capture(path, &o), (uint64_t)(int64_t)HG_ETIMEOUT);
+  CHECK(access(path, F_OK) != 0);
+  int before = blocker_ticks;
+  usleep(30000);
+  CHECK(blocker_ticks > before);
+  blocker_run = 0;
+  pthread_join(t, NULL);
+  /* and captures work again afterwards */
+  o.freeze_timeout_ms = 2000;
+  int rc = hg_capture(path, &o);
+  CHECK(rc == 0 || rc == HG_EUNSUPPORTED);
+  unlink(path);
+}
+
+int main(void) {
+  snprintf(dir, sizeof dir, "/tmp/hg_unit_capture_%d", (int)getpid());
+  mkdir(dir, 0700);
+  RUN(test_scratch_budget);
+  RUN(test_sort);
+  RUN(test_index);
+  RUN(test_options);
+  RUN(test_capture_fork);
+  RUN(test_capture_suspend);
+  RUN(test_timeout);
+  rmdir(dir);
+  return hg_test_done();
+}

@@ -1,0 +1,168 @@
+/*
+ * test_darwin_zones.c — zone_blocks.c on Linux: blocks reported by malloc
+ * zones in any order become sorted, non-overlapping segments and nodes;
+ * duplicates, overlaps and misaligned blocks are dropped (and counted);
+ * adjacent zones sharing one VM region are split correctly; interior
+ * pointers resolve through the index.
+ */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "capture/darwin_portable.h"
+#include "hg_test.h"
+
+static struct hg_cap *new_cap(void) {
+  struct hg_cap *c = calloc(1, sizeof *c);
+  _hg_scratch_init(&c->scratch, 1ull << 30);
+  struct hg_scratch *s = &c->scratch;
+  int rc = _hg_vec_init(s, &c->strings, 1, 1 << 16);
+  rc |= _hg_vec_init(s, &c->regions, sizeof(struct hg_cregion), 1 << 10);
+  rc |= _hg_vec_init(s, &c->segments, sizeof(struct hg_segment), 1 << 10);
+  rc |= _hg_vec_init(s, &c->node_off, 4, 1 << 16);
+  rc |= _hg_vec_init(s, &c->node_size, 4, 1 << 16);
+  rc |= _hg_vec_init(s, &c->index, 4, 1 << 20);
+  if (rc) abort();
+  return c;
+}
+
+static void free_cap(struct hg_cap *c) {
+  _hg_scratch_free(&c->scratch);
+  free(c);
+}
+
+static void region(struct hg_cap *c, uint64_t lo, uint64_t hi) {
+  struct hg_cregion *r = _hg_vec_push(&c->regions, 1);
+  r->start = lo;
+  r->end = hi;
+  r->prot = HG_PROT_READ | HG_PROT_WRITE;
+  r->kind = HG_RK_HEAP;
+  r->image = HG_NO_OWNER;
+}
+
+static const struct hg_segment *seg(const struct hg_cap *c, size_t i) { return _hg_vec_at(&c->segments, i); }
+
+static void test_sorted_segments(void) {
+  struct hg_cap *c = new_cap();
+  region(c, 0x100000, 0x200000); /* zone 1 (tiny) */
+  region(c, 0x300000, 0x400000); /* zone 2 (nano) */
+  region(c, 0x500000, 0x508000); /* zone 1 large */
+  struct hg_zblock b[] = {
+      {0x300020, 16, 2}, {0x100000, 32, 1}, {0x500000, 0x8000, 1}, {0x100040, 48, 1},
+      {0x300000, 16, 2}, {0x100020, 16, 1},
+  };
+  REQUIRE(_hg_zone_blocks_commit(c, b, 6) == 0);
+  CHECK_EQ_U(_hg_node_count(c), 6);
+  REQUIRE(_hg_vec_len(&c->segments) == 3);
+  CHECK_EQ_U(seg(c, 0)->base, 0x100000);
+  CHECK_EQ_U(seg(c, 0)->end, 0x200000);
+  CHECK_EQ_U(seg(c, 0)->count, 3);
+  CHECK_EQ_U(seg(c, 0)->heap_id, 1);
+  CHECK_EQ_U(seg(c, 1)->base, 0x300000);
+  CHECK_EQ_U(seg(c, 1)->heap_id, 2);
+  CHECK_EQ_U(seg(c, 2)->base, 0x500000);
+  CHECK_EQ_U(seg(c, 2)->flags, HG_NODE_MALLOC);
+  CHECK_EQ_U(c->heap_errors, 0);
+  REQUIRE(_hg_index_build(c) == 0);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x100000), 0);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x100028), 1);  /* interior */
+  CHECK_EQ_U(_hg_index_lookup(c, 0x100050), 2);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x100070), UINT32_MAX); /* free space in the region */
+  CHECK_EQ_U(_hg_index_lookup(c, 0x300008), 3);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x300010), UINT32_MAX); /* between two nano blocks */
+  CHECK_EQ_U(_hg_index_lookup(c, 0x300020), 4);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x507ff8), 5);
+  free_cap(c);
+}
+
+static void test_bad_blocks(void) {
+  struct hg_cap *c = new_cap();
+  region(c, 0x100000, 0x110000);
+  struct hg_zblock b[] = {
+      {0x100000, 64, 1},
+      {0x100000, 64, 1},  /* exact duplicate (wrapper zone): silent */
+      {0x100020, 64, 1},  /* overlaps the first: dropped, counted */
+      {0x100044, 16, 1},  /* misaligned */
+      {0x100080, 0, 1},   /* empty */
+      {0x100100, 20, 1},  /* size rounded down to 16 */
+      {0x100200, 7, 1},   /* rounds to 0: dropped */
+  };
+  REQUIRE(_hg_zone_blocks_commit(c, b, 7) == 0);
+  CHECK_EQ_U(_hg_node_count(c), 2);
+  CHECK_EQ_U(c->heap_errors, 4);
+  CHECK_EQ_U(_hg_node_size(c, 1), 16);
+  free_cap(c);
+}
+
+static void test_two_zones_one_region(void) {
+  /* The kernel may coalesce two zones' large allocations into one entry. */
+  struct hg_cap *c = new_cap();
+  region(c, 0x200000, 0x210000);
+  struct hg_zblock b[] = {
+      {0x200000, 0x4000, 1}, {0x204000, 0x4000, 2}, {0x208000, 0x4000, 1}, {0x20c000, 0x2000, 1},
+  };
+  REQUIRE(_hg_zone_blocks_commit(c, b, 4) == 0);
+  CHECK_EQ_U(_hg_node_count(c), 4);
+  CHECK_EQ_U(c->heap_errors, 0);
+  REQUIRE(_hg_vec_len(&c->segments) == 3);
+  CHECK_EQ_U(seg(c, 0)->end, 0x204000);
+  CHECK_EQ_U(seg(c, 1)->base, 0x204000);
+  CHECK_EQ_U(seg(c, 1)->end, 0x208000);
+  CHECK_EQ_U(seg(c, 2)->base, 0x208000);
+  CHECK_EQ_U(seg(c, 2)->end, 0x210000);
+  CHECK_EQ_U(seg(c, 2)->count, 2);
+  for (size_t i = 1; i < 3; i++) CHECK(seg(c, i)->base >= seg(c, i - 1)->end);
+  REQUIRE(_hg_index_build(c) == 0);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x205000), 1);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x20d000), 3);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x20f000), UINT32_MAX);
+  free_cap(c);
+}
+
+static void test_no_region(void) {
+  /* blocks outside every known region still get a segment of their own */
+  struct hg_cap *c = new_cap();
+  struct hg_zblock b[] = {{0x900000, 32, 3}, {0x900040, 32, 3}};
+  REQUIRE(_hg_zone_blocks_commit(c, b, 2) == 0);
+  CHECK_EQ_U(_hg_node_count(c), 2);
+  REQUIRE(_hg_vec_len(&c->segments) == 2);
+  CHECK_EQ_U(seg(c, 0)->base, 0x900000);
+  CHECK_EQ_U(seg(c, 0)->end, 0x900020);
+  free_cap(c);
+}
+
+static void test_many_random(void) {
+  /* 20000 blocks of 3 zones in 3 regions, shuffled: all kept, in order */
+  struct hg_cap *c = new_cap();
+  region(c, 0x1000000, 0x2000000);
+  region(c, 0x2000000, 0x3000000);
+  region(c, 0x3000000, 0x4000000);
+  size_t n = 20000;
+  struct hg_zblock *b = calloc(n, sizeof *b);
+  for (size_t i = 0; i < n; i++) {
+    size_t r = i % 3;
+    b[i].addr = 0x1000000 + r * 0x1000000 + (i / 3) * 64;
+    b[i].size = 16 + (i % 3) * 16;
+    b[i].heap = r + 1;
+  }
+  uint64_t x = 88172645463325252ull;
+  for (size_t i = n - 1; i > 0; i--) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    size_t j = (size_t)(x % (i + 1));
+    struct hg_zblock t = b[i]; b[i] = b[j]; b[j] = t;
+  }
+  REQUIRE(_hg_zone_blocks_commit(c, b, n) == 0);
+  CHECK_EQ_U(_hg_node_count(c), n);
+  CHECK_EQ_U(_hg_vec_len(&c->segments), 3);
+  CHECK_EQ_U(c->heap_errors, 0);
+  free(b);
+  free_cap(c);
+}
+
+int main(void) {
+  RUN(test_sorted_segments);
+  RUN(test_bad_blocks);
+  RUN(test_two_zones_one_region);
+  RUN(test_no_region);
+  RUN(test_many_random);
+  return hg_test_done();
+}

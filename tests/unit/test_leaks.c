@@ -1,0 +1,150 @@
+/*
+ * test_leaks.c — leak folding (root leaks, held and owned sizes), region
+ * nodes as roots, weak edges not keeping blocks alive, and a 1M-node leaked
+ * chain and cycle (iterative SCC and dominators on the leaked subgraph).
+ */
+#include "hg_test.h"
+#include "graph_fixture.h"
+
+static struct hg_leaks *leaks(struct hg_graph *g) {
+  struct hg_leaks *l = NULL;
+  int rc = hg_leaks_find(g, &l);
+  if (rc) fprintf(stderr, "hg_leaks_find: %d\n", rc);
+  return l;
+}
+
+static void test_folding(void) {
+  /* 0 root -> 1. Leaked: 2 -> 3 -> 2 (cycle), 3 -> 4; 5 -> 2 (5 holds the
+   * cycle, so 5 is the root leak); lone 6; 7 and 8 share 9. Root 0 holds 6
+   * only weakly. */
+  struct fx *f = fx_new(10);
+  fx_edge(f, 0, 1);
+  fx_edge_f(f, 0, 6, HG_EDGE_WEAK, 0);
+  fx_edge(f, 2, 3);
+  fx_edge(f, 3, 2);
+  fx_edge(f, 3, 4);
+  fx_edge(f, 5, 2);
+  fx_edge(f, 7, 9);
+  fx_edge(f, 8, 9);
+  f->size[6] = 50;
+  f->size[9] = 20;
+  fx_root(f, 0);
+  struct hg_graph *g = fx_build(f);
+  struct hg_leaks *l = leaks(g);
+  REQUIRE(l);
+  CHECK_EQ_U(l->leaked_count, 8);
+  CHECK_EQ_U(l->leaked_bytes, 6 + 50 + 20);
+  CHECK(l->held_exact);
+  REQUIRE(l->count == 4);
+  /* Sorted by bytes: 6 (50), then 7 and 8 (21 each, by node), then 5 (4). */
+  CHECK_EQ_U(l->leaks[0].node, 6);
+  CHECK_EQ_U(l->leaks[0].bytes, 50);
+  CHECK_EQ_U(l->leaks[1].node, 7);
+  CHECK_EQ_U(l->leaks[1].count, 2);
+  CHECK_EQ_U(l->leaks[1].bytes, 21);
+  CHECK_EQ_U(l->leaks[1].owned_count, 1); /* 9 is shared with 8 */
+  CHECK_EQ_U(l->leaks[2].node, 8);
+  CHECK_EQ_U(l->leaks[3].node, 5);
+  CHECK_EQ_U(l->leaks[3].group_count, 1);
+  CHECK_EQ_U(l->leaks[3].count, 4);
+  CHECK_EQ_U(l->leaks[3].owned_count, 4);
+  CHECK_EQ_U(l->leaks[3].owned_bytes, 4);
+  hg_leaks_free(l);
+  hg_graph_free(g);
+}
+
+static void test_cycle_is_root_leak(void) {
+  /* 1 <-> 2 with nothing pointing in: one root leak, a group of 2. */
+  struct fx *f = fx_new(4);
+  fx_edge(f, 1, 2);
+  fx_edge(f, 2, 1);
+  fx_edge(f, 2, 3);
+  fx_root(f, 0);
+  struct hg_graph *g = fx_build(f);
+  struct hg_leaks *l = leaks(g);
+  REQUIRE(l && l->count == 1);
+  CHECK_EQ_U(l->leaks[0].node, 1);
+  CHECK_EQ_U(l->leaks[0].group_count, 2);
+  CHECK_EQ_U(l->leaks[0].count, 3);
+  CHECK_EQ_U(l->leaks[0].owned_count, 3);
+  hg_leaks_free(l);
+  hg_graph_free(g);
+}
+
+static void test_regions_are_roots(void) {
+  /* 0 is a whole-region node nobody points at; it holds block 1. */
+  struct fx *f = fx_new(3);
+  f->flags[0] = HG_NODE_REGION;
+  fx_edge(f, 0, 1);
+  struct hg_graph *g = fx_build(f);
+  struct hg_leaks *l = leaks(g);
+  REQUIRE(l);
+  CHECK_EQ_U(l->leaked_count, 1); /* only block 2 */
+  REQUIRE(l->count == 1);
+  CHECK_EQ_U(l->leaks[0].node, 2);
+  hg_leaks_free(l);
+  hg_graph_free(g);
+}
+
+static void test_no_leaks(void) {
+  struct fx *f = fx_new(2);
+  fx_edge(f, 0, 1);
+  fx_root(f, 0);
+  struct hg_graph *g = fx_build(f);
+  struct hg_leaks *l = leaks(g);
+  REQUIRE(l);
+  CHECK_EQ_U(l->leaked_count, 0);
+  CHECK_EQ_U(l->count, 0);
+  hg_leaks_free(l);
+  hg_graph_free(g);
+}
+
+static void test_big_leaked_chain_and_cycle(void) {
+  uint32_t n = 1000000;
+  struct fx *f = fx_new(2 * n + 1);
+  for (uint32_t i = 1; i < n; i++) fx_edge(f, i, i + 1); /* chain 1..n */
+  for (uint32_t i = n + 1; i < 2 * n; i++) fx_edge(f, i, i + 1);
+  fx_edge(f, 2 * n, n + 1); /* cycle n+1..2n */
+  fx_root(f, 0);
+  struct hg_graph *g = fx_build(f);
+  struct hg_leaks *l = leaks(g);
+  REQUIRE(l);
+  CHECK_EQ_U(l->leaked_count, 2 * n);
+  REQUIRE(l->count == 2);
+  CHECK_EQ_U(l->leaks[0].count, n);
+  CHECK_EQ_U(l->leaks[1].count, n);
+  CHECK_EQ_U(l->leaks[0].owned_count, n);
+  CHECK((l->leaks[0].node == 1 && l->leaks[1].group_count == n) ||
+        (l->leaks[0].node == n + 1 && l->leaks[0].group_count == n));
+  hg_leaks_free(l);
+  hg_graph_free(g);
+}
+
+static void test_budget(void) {
+  /* 3000 lone root leaks all pointing at one 6000-node chain: exact held
+   * sizes cost 3000 x 6000 = 18M steps; the budget here is
+   * 16 x (n + m) + 2^24 = 17M, so the last root leaks fall back. */
+  uint32_t k = 3000, c = 6000, n = k + c;
+  struct fx *f = fx_new(n);
+  for (uint32_t i = 0; i < k; i++) fx_edge(f, i, k);
+  for (uint32_t i = k; i + 1 < n; i++) fx_edge(f, i, i + 1);
+  struct hg_graph *g = fx_build(f);
+  struct hg_leaks *l = leaks(g);
+  REQUIRE(l);
+  CHECK_EQ_U(l->count, k);
+  CHECK(!l->held_exact);
+  CHECK_EQ_U(l->leaks[0].count, c + 1); /* the first ones were exact */
+  CHECK_EQ_U(l->leaks[k - 1].count, 1); /* the last fell back to owned */
+  hg_leaks_free(l);
+  hg_graph_free(g);
+}
+
+int main(void) {
+  RUN(test_folding);
+  RUN(test_cycle_is_root_leak);
+  RUN(test_regions_are_roots);
+  RUN(test_no_leaks);
+  RUN(test_big_leaked_chain_and_cycle);
+  RUN(test_budget);
+  return hg_test_done();
+}

@@ -1,0 +1,97 @@
+/*
+ * cmd_cycles.c — `heapgraph cycles FILE [-n N] [--json]`: reference cycles
+ * (groups of two or more blocks that keep each other alive through strong,
+ * conservative or interior references), biggest first, with their classes
+ * and the references that close them.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/analysis_cli.h"
+#include "tools/cli_util.h"
+
+static const char usage[] =
+    "usage: heapgraph cycles FILE [-n N] [--json] [--mangled]\n"
+    "  Retain cycles: strongly connected groups of >= 2 blocks over retaining\n"
+    "  references (weak/unowned ones break cycles), biggest bytes first; the N\n"
+    "  (default 20) biggest are shown with up to 20 members and 40 references.\n";
+
+#define MAX_MEMBERS 20
+#define MAX_REFS 40
+
+int cmd_cycles(int argc, char **argv) {
+  struct acli a = {.cmd = "cycles", .usage = usage};
+  int st = acli_parse(&a, argc, argv, 1);
+  if (st >= 0) return st;
+  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit;
+  struct hg_graph *g = cli_load(a.pos[0], 0);
+  if (!g) return 1;
+  struct hg_cycles *c = NULL;
+  char **names = cli_class_names(g, a.mangled);
+  uint32_t *which = malloc(((size_t)g->node_count + 1) * sizeof *which);
+  int rc = names && which ? hg_cycles_find(g, 2, &c) : HG_ENOMEM;
+  if (rc) {
+    fprintf(stderr, "heapgraph cycles: %s\n", hg_error_string(rc));
+    st = 1;
+    goto out;
+  }
+  memset(which, 0xff, ((size_t)g->node_count + 1) * sizeof *which);
+  for (uint32_t i = 0; i < c->count && i < k; i++)
+    for (uint32_t j = 0; j < c->cycles[i].count; j++) which[c->members[c->cycles[i].first + j]] = i;
+  if (a.json) printf("{\"cycle_count\":%" PRIu32 ",\"cycles\":[", c->count);
+  else printf("%" PRIu32 " reference cycle%s\n", c->count, c->count == 1 ? "" : "s");
+  for (uint32_t i = 0; i < c->count && i < k; i++) {
+    const struct hg_cycle *cy = &c->cycles[i];
+    const uint32_t *mem = c->members + cy->first;
+    if (a.json) {
+      printf("%s{\"count\":%" PRIu32 ",\"bytes\":%" PRIu64 ",\"leaked\":%s,\"members\":[",
+             i ? ",\n" : "\n", cy->count, cy->bytes, cy->leaked ? "true" : "false");
+      for (uint32_t j = 0; j < cy->count && j < MAX_MEMBERS; j++) {
+        printf(j ? "," : "");
+        acli_node_json(stdout, g, names, mem[j]);
+        printf("}");
+      }
+      printf("],\"references\":[");
+    } else {
+      printf("\nCYCLE %" PRIu32 ": %" PRIu32 " blocks, %" PRIu64 " B%s\n", i + 1, cy->count, cy->bytes,
+             cy->leaked ? " (leaked: no root reaches it)" : "");
+      for (uint32_t j = 0; j < cy->count && j < MAX_MEMBERS; j++) {
+        printf("  ");
+        acli_node_text(stdout, g, names, mem[j]);
+        printf("\n");
+      }
+      if (cy->count > MAX_MEMBERS) printf("  … %" PRIu32 " more\n", cy->count - MAX_MEMBERS);
+    }
+    uint32_t refs = 0;
+    for (uint32_t j = 0; j < cy->count && refs < MAX_REFS; j++) {
+      uint32_t v = mem[j];
+      for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && refs < MAX_REFS; e++) {
+        uint32_t t = g->edge_target[e];
+        if (which[t] != i || !hg_edge_kind_retains(g->edge_kind[e])) continue;
+        char buf[32];
+        const char *name = acli_edge_name(g, e, buf, sizeof buf);
+        if (a.json) {
+          printf("%s{\"from\":%" PRIu32 ",\"to\":%" PRIu32 ",\"field\":", refs ? "," : "", v, t);
+          cli_json_str(stdout, name);
+          printf(",\"kind\":\"%s\"}", hg_edge_kind_name(g->edge_kind[e]));
+        } else {
+          printf("    0x%" PRIx64 " %s.%s -> 0x%" PRIx64 " %s [%s]\n", g->node_addr[v],
+                 acli_label(g, names, v), name, g->node_addr[t], acli_label(g, names, t),
+                 hg_edge_kind_name(g->edge_kind[e]));
+        }
+        refs++;
+      }
+    }
+    if (a.json) printf("]}");
+  }
+  if (a.json) printf("]}\n");
+  else if (c->count > k) printf("\n… %" PRIu32 " more cycles (-n)\n", c->count - k);
+  st = 0;
+out:
+  free(which);
+  hg_cycles_free(c);
+  cli_class_names_free(g, names);
+  hg_graph_free(g);
+  return st;
+}

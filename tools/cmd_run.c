@@ -1,0 +1,102 @@
+/*
+ * cmd_run.c — `heapgraph run`: starts a program with the capture agent
+ * preloaded (LD_PRELOAD=libheapgraph.so) and the HEAPGRAPH_* variables set,
+ * then execs it. Owns only argument parsing and finding the library.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/commands.h"
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: heapgraph run [-o FILE] [--signal SIG | --at-exit] [--mode fork|suspend]\n"
+          "                     -- PROGRAM [ARGS...]\n"
+          "Runs PROGRAM with libheapgraph.so preloaded. With --signal SIG (e.g. USR2) a\n"
+          "snapshot is written each time the process receives SIG (kill -USR2 PID);\n"
+          "with --at-exit one is written when it exits (the default when neither is given).\n"
+          "FILE may contain %%p (pid) and %%n (capture number); default heapgraph-%%p-%%n.hgsnap.\n"
+          "The library is looked up next to this executable, then in ../lib; set\n"
+          "HEAPGRAPH_LIB to override.\n");
+}
+
+static int find_lib(char *out, size_t cap) {
+  const char *env = getenv("HEAPGRAPH_LIB");
+  if (env && *env) {
+    snprintf(out, cap, "%s", env);
+    return access(out, R_OK) == 0 ? 0 : -1;
+  }
+  char exe[PATH_MAX];
+  ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (k <= 0) return -1;
+  exe[k] = 0;
+  char *slash = strrchr(exe, '/');
+  if (!slash) return -1;
+  *slash = 0;
+  const char *cands[] = {"%s/libheapgraph.so", "%s/../lib/libheapgraph.so", "%s/../lib/libheapgraph.so.1"};
+  for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
+    snprintf(out, cap, cands[i], exe);
+    char real[PATH_MAX];
+    if (access(out, R_OK) == 0 && realpath(out, real)) {
+      snprintf(out, cap, "%s", real);
+      return 0;
+    }
+  }
+  return -1;
+}
+
+int cmd_run(int argc, char **argv) {
+  const char *out = NULL, *sig = NULL, *mode = NULL;
+  int at_exit = 0, i = 1;
+  for (; i < argc; i++) {
+    if (!strcmp(argv[i], "--")) {
+      i++;
+      break;
+    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+      out = argv[++i];
+    } else if (!strcmp(argv[i], "--signal") && i + 1 < argc) {
+      sig = argv[++i];
+    } else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
+      mode = argv[++i];
+    } else if (!strcmp(argv[i], "--at-exit")) {
+      at_exit = 1;
+    } else if (argv[i][0] == '-') {
+      fprintf(stderr, "heapgraph run: unknown option '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    } else {
+      break;
+    }
+  }
+  if (i >= argc) {
+    usage(stderr);
+    return 2;
+  }
+  if (mode && strcmp(mode, "fork") && strcmp(mode, "suspend")) {
+    fprintf(stderr, "heapgraph run: --mode is fork or suspend\n");
+    return 2;
+  }
+  char lib[PATH_MAX];
+  if (find_lib(lib, sizeof lib) != 0) {
+    fprintf(stderr, "heapgraph run: libheapgraph.so not found (set HEAPGRAPH_LIB)\n");
+    return 1;
+  }
+  const char *pre = getenv("LD_PRELOAD");
+  char preload[2 * PATH_MAX];
+  snprintf(preload, sizeof preload, "%s%s%s", lib, pre && *pre ? ":" : "", pre && *pre ? pre : "");
+  setenv("LD_PRELOAD", preload, 1);
+  if (out) setenv("HEAPGRAPH_OUTPUT", out, 1);
+  if (sig) setenv("HEAPGRAPH_SIGNAL", sig, 1);
+  if (at_exit || !sig) setenv("HEAPGRAPH_AT_EXIT", "1", 1);
+  if (mode) setenv("HEAPGRAPH_MODE", mode, 1);
+  if (sig) fprintf(stderr, "heapgraph: pid %d, send SIG%s to capture\n", (int)getpid(), sig);
+  execvp(argv[i], argv + i);
+  perror("heapgraph run: exec");
+  return 127;
+}

@@ -1,0 +1,112 @@
+/*
+ * cmd_show.c — `heapgraph show FILE ADDR [-n N] [--json]`: one node — size,
+ * class, flags, heap, containing region, roots pointing at it, and its
+ * incoming and outgoing references.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/analysis_cli.h"
+#include "tools/cli_util.h"
+
+static const char usage[] =
+    "usage: heapgraph show FILE ADDR [-n N] [--json] [--mangled]\n"
+    "  One node (ADDR: an address inside it, or #INDEX): size, class, region,\n"
+    "  roots, and up to N (default 50) incoming and outgoing references.\n";
+
+static const struct hg_region *region_of(const struct hg_graph *g, uint64_t addr) {
+  for (uint32_t i = 0; i < g->region_count; i++)
+    if (addr >= g->regions[i].start && addr - g->regions[i].start < g->regions[i].size)
+      return &g->regions[i];
+  return NULL;
+}
+
+static void edge_row(const struct hg_graph *g, char **names, uint32_t e, uint32_t other, int json,
+                     int first, int out) {
+  const char *f = hg_graph_edge_field(g, e);
+  if (json) {
+    printf("%s", first ? "\n" : ",\n");
+    acli_node_json(stdout, g, names, other);
+    printf(",\"field\":");
+    cli_json_str(stdout, f);
+    printf(",\"offset\":%" PRIu32 ",\"kind\":\"%s\"}", g->edge_offset[e],
+           hg_edge_kind_name(g->edge_kind[e]));
+  } else {
+    printf("  %s+0x%-6" PRIx32 " %-12s %-16s ", out ? "" : "from ", g->edge_offset[e],
+           hg_edge_kind_name(g->edge_kind[e]), f ? f : "");
+    acli_node_text(stdout, g, names, other);
+    printf("\n");
+  }
+}
+
+int cmd_show(int argc, char **argv) {
+  struct acli a = {.cmd = "show", .usage = usage};
+  int st = acli_parse(&a, argc, argv, 2);
+  if (st >= 0) return st;
+  uint32_t k = a.limit < 0 ? 50 : (uint32_t)a.limit, v = 0;
+  struct hg_graph *g = cli_load(a.pos[0], 0);
+  if (!g) return 1;
+  char **names = NULL;
+  st = 1;
+  if (acli_node(g, a.cmd, a.pos[1], &v)) goto out;
+  names = cli_class_names(g, a.mangled);
+  int rc = names ? hg_graph_build_reverse(g) : HG_ENOMEM;
+  if (rc) {
+    fprintf(stderr, "heapgraph show: %s\n", hg_error_string(rc));
+    goto out;
+  }
+  const struct hg_region *r = region_of(g, g->node_addr[v]);
+  uint32_t c = g->node_class[v], heap = g->node_heap[v];
+  const char *kind = c && c <= g->class_count ? hg_class_kind_name(g->classes[c - 1].kind) : NULL;
+  const char *heapname = heap && heap <= g->heap_count ? g->heaps[heap - 1] : NULL;
+  uint32_t nout = g->edge_start[v + 1] - g->edge_start[v], nin = g->in_start[v + 1] - g->in_start[v];
+  if (a.json) {
+    printf("{\"node\":");
+    acli_node_json(stdout, g, names, v);
+    printf(",\"class_kind\":");
+    cli_json_str(stdout, kind);
+    printf(",\"flags\":%u,\"heap\":", (unsigned)g->node_flags[v]);
+    cli_json_str(stdout, heapname);
+    printf(",\"region\":");
+    cli_json_str(stdout, r ? (r->name ? r->name : "") : NULL);
+    printf("},\"roots\":[");
+  } else {
+    acli_node_text(stdout, g, names, v);
+    printf("\n  index %" PRIu32 ", flags%s%s%s", v, g->node_flags[v] & HG_NODE_MALLOC ? " malloc" : "",
+           g->node_flags[v] & HG_NODE_REGION ? " region" : "",
+           g->node_flags[v] & HG_NODE_MMAPPED ? " mmapped" : "");
+    if (kind) printf(", class kind %s", kind);
+    if (heapname) printf(", heap %s", heapname);
+    if (r)
+      printf("\n  in region 0x%" PRIx64 "-0x%" PRIx64 " %s", r->start, r->start + r->size,
+             r->name ? r->name : "");
+    printf("\n");
+  }
+  for (uint32_t i = 0, n = 0; i < g->root_count; i++) {
+    if (g->roots[i].target != v) continue;
+    if (a.json) {
+      printf("%s{\"kind\":\"%s\",\"addr\":", n++ ? "," : "", hg_root_kind_name(g->roots[i].kind));
+      cli_json_addr(stdout, g->roots[i].addr);
+      printf("}");
+    } else {
+      printf("  root: %s at 0x%" PRIx64 "\n", hg_root_kind_name(g->roots[i].kind), g->roots[i].addr);
+    }
+  }
+  if (a.json) printf("],\"out_count\":%" PRIu32 ",\"out\":[", nout);
+  else printf("outgoing (%" PRIu32 "):\n", nout);
+  for (uint32_t e = g->edge_start[v], i = 0; e < g->edge_start[v + 1] && i < k; e++, i++)
+    edge_row(g, names, e, g->edge_target[e], a.json, i == 0, 1);
+  if (!a.json && nout > k) printf("  … %" PRIu32 " more (-n)\n", nout - k);
+  if (a.json) printf("],\"in_count\":%" PRIu32 ",\"in\":[", nin);
+  else printf("incoming (%" PRIu32 "):\n", nin);
+  for (uint32_t j = g->in_start[v], i = 0; j < g->in_start[v + 1] && i < k; j++, i++)
+    edge_row(g, names, g->in_edge[j], g->in_source[j], a.json, i == 0, 0);
+  if (!a.json && nin > k) printf("  … %" PRIu32 " more (-n)\n", nin - k);
+  if (a.json) printf("]}\n");
+  st = 0;
+out:
+  cli_class_names_free(g, names);
+  hg_graph_free(g);
+  return st;
+}

@@ -1,0 +1,103 @@
+/*
+ * cmd_top.c — `heapgraph top FILE [-n N] [--json] [--mangled]`: the nodes
+ * and the classes that retain the most memory (dominator tree over the
+ * roots; weak and unowned edges do not retain).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/analysis_cli.h"
+#include "tools/cli_util.h"
+
+static const char usage[] =
+    "usage: heapgraph top FILE [-n N] [--json] [--mangled]\n"
+    "  The N (default 20) nodes and classes with the biggest retained size: the\n"
+    "  bytes that would be freed if they went away (dominator tree from the\n"
+    "  roots; weak and unowned references do not retain). A class's retained\n"
+    "  size does not count a node twice when it sits under another of its class.\n";
+
+struct crow {
+  uint32_t id;
+  uint64_t count, bytes, retained;
+};
+
+static int by_retained(const void *a, const void *b) {
+  const struct crow *x = a, *y = b;
+  if (x->retained != y->retained) return x->retained > y->retained ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int cmd_top(int argc, char **argv) {
+  struct acli a = {.cmd = "top", .usage = usage};
+  int st = acli_parse(&a, argc, argv, 1);
+  if (st >= 0) return st;
+  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit;
+  struct hg_graph *g = cli_load(a.pos[0], 0);
+  if (!g) return 1;
+  struct hg_dominators *d = NULL;
+  int rc = hg_dominators_compute(g, &d);
+  uint32_t nc = g->class_count + 1;
+  uint32_t *top = malloc(((size_t)k + 1) * sizeof *top);
+  struct crow *rows = calloc(nc, sizeof *rows);
+  uint64_t *cnt = calloc(nc, 8), *bytes = calloc(nc, 8), *ret = calloc(nc, 8);
+  char **names = cli_class_names(g, a.mangled);
+  if (!rc && (!top || !rows || !cnt || !bytes || !ret || !names)) rc = HG_ENOMEM;
+  if (!rc) rc = hg_class_retained(g, d, cnt, bytes, ret);
+  if (rc) {
+    fprintf(stderr, "heapgraph top: %s\n", hg_error_string(rc));
+    st = 1;
+    goto out;
+  }
+  uint32_t nt = hg_dominators_top(d, k, top), nrows = 0;
+  for (uint32_t c = 0; c < nc; c++)
+    if (cnt[c]) rows[nrows++] = (struct crow){c, cnt[c], bytes[c], ret[c]};
+  qsort(rows, nrows, sizeof *rows, by_retained);
+  if (nrows > k) nrows = k;
+  uint64_t total = 0;
+  for (uint32_t v = 0; v < g->node_count; v++) total += g->node_size[v];
+  if (a.json) {
+    printf("{\"nodes_total\":%" PRIu32 ",\"bytes_total\":%" PRIu64 ",\"reachable_count\":%" PRIu32
+           ",\"reachable_bytes\":%" PRIu64 ",\"nodes\":[",
+           g->node_count, total, d->reachable_count, d->reachable_bytes);
+    for (uint32_t i = 0; i < nt; i++) {
+      printf(i ? ",\n" : "\n");
+      acli_node_json(stdout, g, names, top[i]);
+      printf(",\"retained\":%" PRIu64 "}", d->retained[top[i]]);
+    }
+    printf("],\"classes\":[");
+    for (uint32_t i = 0; i < nrows; i++) {
+      printf("%s{\"class\":", i ? ",\n" : "\n");
+      cli_json_str(stdout, rows[i].id ? names[rows[i].id] : NULL);
+      printf(",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retained\":%" PRIu64 "}",
+             rows[i].count, rows[i].bytes, rows[i].retained);
+    }
+    printf("]}\n");
+  } else {
+    char b1[32], b2[32];
+    printf("reachable: %" PRIu32 " of %" PRIu32 " nodes, %s of %s\n\n", d->reachable_count,
+           g->node_count, cli_bytes(d->reachable_bytes, b1, sizeof b1),
+           cli_bytes(total, b2, sizeof b2));
+    printf("%14s %12s  %-18s %s\n", "retained", "self", "address", "class");
+    for (uint32_t i = 0; i < nt; i++) {
+      uint32_t v = top[i];
+      printf("%14" PRIu64 " %12" PRIu64 "  0x%-16" PRIx64 " %s\n", d->retained[v], g->node_size[v],
+             g->node_addr[v], acli_label(g, names, v));
+    }
+    printf("\n%14s %10s %14s  %s\n", "retained", "count", "bytes", "class");
+    for (uint32_t i = 0; i < nrows; i++)
+      printf("%14" PRIu64 " %10" PRIu64 " %14" PRIu64 "  %s\n", rows[i].retained, rows[i].count,
+             rows[i].bytes, rows[i].id ? names[rows[i].id] : "(unclassified)");
+  }
+  st = 0;
+out:
+  free(top);
+  free(rows);
+  free(cnt);
+  free(bytes);
+  free(ret);
+  cli_class_names_free(g, names);
+  hg_dominators_free(d);
+  hg_graph_free(g);
+  return st;
+}
