@@ -24,8 +24,16 @@ struct user *g_users;
 struct table *g_sessions;
 struct tree *g_doc;
 
-/* Optional C++ part (examples/demo_widgets.cpp): builds a widget tree. */
-__attribute__((weak)) long demo_widgets_build(int count);
+/* Optional C++ part (examples/demo_widgets.cpp, linked when the build
+ * defines HG_DEMO_WIDGETS): builds a widget tree of polymorphic objects. */
+#ifdef HG_DEMO_WIDGETS
+long demo_widgets_build(int count);
+#else
+static long demo_widgets_build(int count) {
+  (void)count;
+  return 0;
+}
+#endif
 
 static void *xcalloc(size_t n) {
   void *p = calloc(1, n);
@@ -97,7 +105,7 @@ int main(int argc, char **argv) {
   build_users(500);
   int counter = 0;
   g_doc = build_tree(8, &counter);
-  long widgets = demo_widgets_build ? demo_widgets_build(200) : 0;
+  long widgets = demo_widgets_build(200);
   pthread_t t;
   if (pthread_create(&t, NULL, leak_some, NULL) == 0) pthread_join(t, NULL);
   *(struct session *volatile *)&g_leak_handoff = NULL; /* now it is leaked */

@@ -59,7 +59,7 @@ $(DARWIN_OUT)/$(1)/libheapgraph.dylib: $$(DARWIN_OBJ_$(1))
 	  -Wl,-install_name,@rpath/libheapgraph.dylib $$^
 
 $(DARWIN_OUT)/$(1)/demo: examples/demo.c $(DARWIN_OUT)/$(1)/libheapgraph.a | darwin-headers
-	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos $$(DARWIN_CFLAGS) -Icompat/darwin -o $$@ \
+	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos $$(DARWIN_CFLAGS) -o $$@ \
 	  examples/demo.c $(DARWIN_OUT)/$(1)/libheapgraph.a
 
 -include $$(DARWIN_SRC:%.c=$(DARWIN_OUT)/$(1)/obj/%.d)

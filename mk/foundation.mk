@@ -1,14 +1,15 @@
 # mk/foundation.mk — rules for the foundation: the demo app, the format
 # tests' extras (golden file, cbor2 cross-check) and the format benchmark.
 
-# The demo app: C core plus an optional C++ module (linked weakly from demo.c).
+# The demo app: C core plus, on Linux, its C++ module (HG_DEMO_WIDGETS).
 $(BUILD)/examples/demo_widgets.o: examples/demo_widgets.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c -o $@ $<
 
 $(BUILD)/examples/demo: examples/demo.c $(BUILD)/examples/demo_widgets.o $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/examples/demo_widgets.o $(LIB_A) $(LDFLAGS) $(LIBS) -lstdc++
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DHG_DEMO_WIDGETS -o $@ $< $(BUILD)/examples/demo_widgets.o $(LIB_A) \
+	  $(LDFLAGS) $(LIBS) -lstdc++
 
 $(BUILD)/bench/bench_format: bench/bench_format.c bench/synthetic.h $(LIB_A)
 	@mkdir -p $(dir $@)
