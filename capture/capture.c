@@ -104,7 +104,7 @@ static int write_records(struct hg_cap *c) {
   for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
     const struct hg_cregion *r = _hg_vec_at(&c->regions, i);
     if (r->kind == HG_RK_OWN) continue;
-    struct hg_region out = {r->start, r->end - r->start, r->prot, 0, str_at(c, r->name),
+    struct hg_region out = {r->start, r->end - r->start, r->prot, r->tag, str_at(c, r->name),
                             r->rss, r->dirty, r->swap, r->image};
     if ((rc = hg_writer_region(c->w, &out))) return rc;
   }
@@ -155,9 +155,8 @@ int _hg_capture_body(struct hg_cap *c) {
   c->walk_ns = t1 - t0;
 
   if ((rc = write_records(c))) return rc;
-  if ((rc = _hg_scan_write_nodes(c))) return rc;
   uint64_t t2 = _hg_now_ns();
-  if ((rc = _hg_scan_edges(c))) return rc;
+  if ((rc = _hg_scan_nodes(c))) return rc; /* nodes (classified once) and edges */
   if ((rc = _hg_scan_roots(c))) return rc;
   uint64_t t3 = _hg_now_ns();
   c->scan_ns = t3 - t2;
@@ -196,15 +195,17 @@ static int init_vectors(struct hg_cap *c) {
   return rc;
 }
 
+/* A classifier whose prepare() returns < 0 sits this capture out alone:
+ * the ones after it still run (kept slots are compacted, in list order). */
 static void classifiers_prepare(struct hg_cap *c) {
   const struct hg_classifier *const *list =
       _hg_classifiers_override ? _hg_classifiers_override : _hg_classifiers;
-  c->classifiers = list;
   c->nclassifiers = 0;
-  while (list[c->nclassifiers] && c->nclassifiers < 8) {
-    const struct hg_classifier *k = list[c->nclassifiers];
+  for (size_t i = 0; list[i] && c->nclassifiers < HG_MAX_CLASSIFIERS; i++) {
+    const struct hg_classifier *k = list[i];
     struct hg_classify_reg reg = {c, NULL};
-    if (k->prepare && k->prepare(&reg) < 0) break; /* sits out: stop list here */
+    if (k->prepare && k->prepare(&reg) < 0) continue;
+    c->classifiers[c->nclassifiers] = k;
     c->classifier_state[c->nclassifiers] = reg.state;
     c->nclassifiers++;
   }
@@ -283,6 +284,7 @@ int hg_capture(const char *path, const struct hg_options *o) {
   }
   if (!path || !*path || o->version != HG_OPTIONS_VERSION || o->mode > HG_MODE_SUSPEND)
     return HG_EINVAL;
+  if (o->mode == HG_MODE_FORK && !HG_PLAT_CAN_FORK) return HG_EUNSUPPORTED; /* before any file */
   pthread_mutex_lock(&capture_lock);
   uint64_t t_start = _hg_now_ns();
   struct hg_cap *c = mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,

@@ -81,6 +81,7 @@ struct hg_cregion {
   uint64_t rss, dirty, swap;
   uint32_t image;         /* image index or HG_NO_OWNER                     */
   uint32_t kind;          /* enum hg_region_kind                            */
+  uint32_t tag;           /* Darwin user_tag (0 elsewhere): hg_region.tag   */
 };
 
 struct hg_cimage {
@@ -130,6 +131,7 @@ struct hg_cnode {
 };
 
 struct hg_classifier;
+#define HG_MAX_CLASSIFIERS 8
 
 struct hg_cap {
   struct hg_scratch scratch;
@@ -145,9 +147,6 @@ struct hg_cap {
   struct hg_vec segments;   /* struct hg_segment, sorted by base            */
   struct hg_vec nodes;      /* struct hg_cnode (8 bytes per node); created
                                on first use by _hg_seg_begin if not yet    */
-  struct hg_vec node_off, node_size; /* DEPRECATED, unused: kept only so
-                               older tests that initialise them still
-                               build; remove once none does             */
   struct hg_vec index;      /* uint32: first node per granule               */
   struct hg_vec freelist;   /* uint64: user addresses of cached-free blocks */
   struct hg_vec work;       /* platform work space (uint64)                 */
@@ -165,8 +164,8 @@ struct hg_cap {
 
   /* classifiers */
   uint32_t nclassifiers;
-  const struct hg_classifier *const *classifiers;
-  void *classifier_state[8];
+  const struct hg_classifier *classifiers[HG_MAX_CLASSIFIERS]; /* prepared ones */
+  void *classifier_state[HG_MAX_CLASSIFIERS];
 
   /* counts and times */
   uint64_t roots, edges;
@@ -197,6 +196,13 @@ int _hg_readable(const struct hg_cap *c, uint64_t addr, uint64_t len);
  * [*lo, *end) and returns 1, or returns 0 when none is left. Lets sparse
  * reservations (sanitizer shadow, JIT/GC arenas) cost what is resident. */
 int _hg_next_resident(uint64_t *lo, uint64_t hi, uint64_t *end);
+/* Anonymous mappings this large are address-space reservations (sanitizer
+ * shadow: ASan's ~20 TiB at 0x7fff8000…0x10007fff8000, MSan/TSan alike),
+ * never scanned for roots or allocator segments: even the resident-page
+ * walk costs time in proportion to their virtual size, and what is
+ * resident there is shadow state, not pointers. */
+#define HG_RESERVATION_MIN (1ull << 40)
+int _hg_region_reservation(const struct hg_cregion *r);
 /* Reads a word at a validated address; returns 0 and *out, or -1. */
 int _hg_read_word(const struct hg_cap *c, uint64_t addr, uint64_t *out);
 
@@ -226,9 +232,9 @@ static inline uint64_t _hg_node_size(const struct hg_cap *c, uint32_t i) {
 
 /* ------------------------------------------------------------ scan.c */
 
-/* Writes all nodes (classified), then every edge, then every root. */
-int _hg_scan_write_nodes(struct hg_cap *c);
-int _hg_scan_edges(struct hg_cap *c);
+/* One pass: classifies each block once, writes it as a node, then its
+ * edges. _hg_scan_roots then writes every root. */
+int _hg_scan_nodes(struct hg_cap *c);
 int _hg_scan_roots(struct hg_cap *c);
 
 /* ------------------------------------------------------------ capture.c */

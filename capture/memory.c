@@ -39,21 +39,41 @@ int _hg_readable(const struct hg_cap *c, uint64_t addr, uint64_t len) {
 
 #define WINDOW_PAGES 16384u
 
+int _hg_region_reservation(const struct hg_cregion *r) {
+  return r->end - r->start >= HG_RESERVATION_MIN;
+}
+
+/* Index of the first page in vec[i, n) whose resident bit equals want;
+ * eight pages per step while the bytes are uniform. */
+static uint64_t find_page(const unsigned char *vec, uint64_t i, uint64_t n, int want) {
+  const uint64_t ones = 0x0101010101010101ull;
+  while (i < n && (i & 7)) {
+    if ((vec[i] & 1) == want) return i;
+    i++;
+  }
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    memcpy(&w, vec + i, 8);
+    w &= ones;
+    if (want ? w != 0 : w != ones) break;
+  }
+  while (i < n && (vec[i] & 1) != want) i++;
+  return i;
+}
+
 int _hg_next_resident(uint64_t *lo, uint64_t hi, uint64_t *end) {
   unsigned char vec[WINDOW_PAGES];
   uint64_t a = *lo & ~(uint64_t)4095;
   while (a < hi) {
     uint64_t n = (hi - a + 4095) / 4096;
     if (n > WINDOW_PAGES) n = WINDOW_PAGES;
-    if (mincore((void *)(uintptr_t)a, n * 4096, vec) != 0) return 0;
-    uint64_t i = 0;
-    while (i < n && !(vec[i] & 1)) i++;
+    if (mincore((void *)(uintptr_t)a, n * 4096, (void *)vec) != 0) return 0; /* char * on Darwin */
+    uint64_t i = find_page(vec, 0, n, 1);
     if (i == n) {
       a += n * 4096;
       continue;
     }
-    uint64_t j = i;
-    while (j < n && (vec[j] & 1)) j++;
+    uint64_t j = find_page(vec, i, n, 0);
     *lo = a + i * 4096 > *lo ? a + i * 4096 : *lo;
     *end = a + j * 4096 < hi ? a + j * 4096 : hi;
     return 1;

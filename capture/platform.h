@@ -60,5 +60,14 @@ int _hg_plat_heap_walk(struct hg_cap *c);
  * _hg_plat_thaw() in the parent as soon as the child exists; waits for the
  * child and returns body's result. HG_EUNSUPPORTED if the platform cannot. */
 int _hg_plat_fork_run(struct hg_cap *c, int (*body)(struct hg_cap *));
+/* Whether _hg_plat_fork_run can fork here: hg_capture rejects an explicit
+ * HG_MODE_FORK at entry otherwise (HG_EUNSUPPORTED, no file written). The
+ * Darwin backend never forks (a forked child inherits no Mach port rights,
+ * and its walk needs the task's). */
+#if defined(__linux__)
+#define HG_PLAT_CAN_FORK 1
+#else
+#define HG_PLAT_CAN_FORK 0
+#endif
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * scan.c — the conservative scan: writes the nodes (with their classes),
- * then every edge (each pointer-aligned word of a live block that points
- * into a live block), then every root (words of registers, stacks, TLS and
+ * scan.c — the conservative scan: in one pass over the blocks, classifies
+ * each block once, writes it as a node and then its edges (each
+ * pointer-aligned word of a live block that points into a live block);
+ * then every root (words of registers, stacks, TLS and
  * image data that point into a live block).
  *
  * Runs while the heap is frozen (or in the forked child): never calls
@@ -27,19 +28,6 @@ static uint32_t classify_node(struct hg_cap *c, uint64_t addr, uint64_t size) {
   return 0;
 }
 
-HG_NO_ASAN int _hg_scan_write_nodes(struct hg_cap *c) {
-  size_t nseg = _hg_vec_len(&c->segments);
-  for (size_t k = 0; k < nseg; k++) {
-    const struct hg_segment *s = _hg_vec_at(&c->segments, k);
-    for (uint32_t i = s->first; i < s->first + s->count; i++) {
-      uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
-      int rc = hg_writer_node(c->w, a, z, classify_node(c, a, z), s->flags, s->heap_id);
-      if (rc) return rc;
-    }
-  }
-  return 0;
-}
-
 static uint32_t edge_kind(struct hg_cap *c, uint32_t cls, uint64_t off, uint32_t *field) {
   *field = 0;
   for (uint32_t i = 0; i < c->nclassifiers; i++) {
@@ -60,7 +48,7 @@ static uint32_t edge_kind(struct hg_cap *c, uint32_t cls, uint64_t off, uint32_t
 
 struct cand {
   uint64_t v;
-  uint32_t src, off;
+  uint32_t src, off, cls; /* cls: the source block's class */
   const struct hg_segment *seg;
   const uint32_t *slot;
 };
@@ -76,7 +64,7 @@ static const struct hg_segment *seg_of(const struct hg_cap *c, uint64_t v) {
   return (v >= s->base && v < s->end) ? s : NULL;
 }
 
-static int flush_batch(struct hg_cap *c, struct cand *b, size_t n, uint32_t *cls_src, uint32_t *cls) {
+static int flush_batch(struct hg_cap *c, struct cand *b, size_t n) {
   const struct hg_cnode *nd = (const struct hg_cnode *)c->nodes.base;
   const uint32_t *index = (const uint32_t *)c->index.base;
   for (size_t k = 0; k < n; k++) {
@@ -103,20 +91,7 @@ static int flush_batch(struct hg_cap *c, struct cand *b, size_t n, uint32_t *cls
     }
     if (t == UINT32_MAX) continue;
     uint32_t kind = HG_EDGE_CONSERVATIVE, field = 0;
-    if (c->nclassifiers) {
-      if (*cls_src != b[k].src) {
-        *cls_src = b[k].src;
-        *cls = 0;
-        const struct hg_segment *src_seg = NULL;
-        size_t nseg = _hg_vec_len(&c->segments);
-        const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
-        for (size_t j = 0; j < nseg && !src_seg; j++)
-          if (b[k].src >= segs[j].first && b[k].src < segs[j].first + segs[j].count) src_seg = &segs[j];
-        if (src_seg)
-          *cls = classify_node(c, _hg_node_addr(c, src_seg, b[k].src), _hg_node_size(c, b[k].src));
-      }
-      if (*cls) kind = edge_kind(c, *cls, b[k].off, &field);
-    }
+    if (b[k].cls) kind = edge_kind(c, b[k].cls, b[k].off, &field);
     if (kind == HG_EDGE_CONSERVATIVE && b[k].v != _hg_node_addr(c, s, t)) kind = HG_EDGE_INTERIOR;
     int rc = hg_writer_edge(c->w, b[k].src, b[k].off, t, kind, field);
     if (rc) return rc;
@@ -125,16 +100,24 @@ static int flush_batch(struct hg_cap *c, struct cand *b, size_t n, uint32_t *cls
   return 0;
 }
 
-HG_NO_ASAN int _hg_scan_edges(struct hg_cap *c) {
+/* One pass over the blocks: each is classified once, written as a node,
+ * then its words are scanned for edges (the writer keeps node and edge
+ * chunks apart; an edge may name a node written later). */
+HG_NO_ASAN int _hg_scan_nodes(struct hg_cap *c) {
   size_t nseg = _hg_vec_len(&c->segments);
   const uint64_t lo = c->heap_lo, hi = c->heap_hi;
+  int typed_edges = 0; /* some classifier names edges: keep each block's class */
+  for (uint32_t i = 0; i < c->nclassifiers; i++) typed_edges |= c->classifiers[i]->edge != NULL;
   struct cand batch[BATCH];
   size_t n = 0;
-  uint32_t cls_src = UINT32_MAX, cls = 0;
   for (size_t k = 0; k < nseg; k++) {
     const struct hg_segment *s = _hg_vec_at(&c->segments, k);
     for (uint32_t i = s->first; i < s->first + s->count; i++) {
       uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
+      uint32_t cls = classify_node(c, a, z);
+      int rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id);
+      if (rc) return rc;
+      if (!typed_edges) cls = 0;
       const uint64_t *p = (const uint64_t *)(uintptr_t)a;
       uint64_t nw = z / 8;
       if (nw > UINT32_MAX / 8) nw = UINT32_MAX / 8; /* offsets are 32-bit */
@@ -144,15 +127,15 @@ HG_NO_ASAN int _hg_scan_edges(struct hg_cap *c) {
         batch[n].v = v;
         batch[n].src = i;
         batch[n].off = (uint32_t)(wi * 8);
+        batch[n].cls = cls;
         if (++n == BATCH) {
-          int rc = flush_batch(c, batch, n, &cls_src, &cls);
-          if (rc) return rc;
+          if ((rc = flush_batch(c, batch, n))) return rc;
           n = 0;
         }
       }
     }
   }
-  return n ? flush_batch(c, batch, n, &cls_src, &cls) : 0;
+  return n ? flush_batch(c, batch, n) : 0;
 }
 
 /* Scans [lo, hi) word by word; clipped to readable memory. */
@@ -198,7 +181,7 @@ static int scan_anon(struct hg_cap *c) {
   size_t nseg = _hg_vec_len(&c->segments), k = 0;
   for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
     const struct hg_cregion *r = _hg_vec_at(&c->regions, i);
-    if (r->kind != HG_RK_OTHER || r->rss == 0 ||
+    if (r->kind != HG_RK_OTHER || r->rss == 0 || _hg_region_reservation(r) ||
         (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) != (HG_PROT_READ | HG_PROT_WRITE))
       continue;
     if (r->name && strncmp(names + r->name, "[anon:", 6) != 0) continue;

@@ -39,7 +39,9 @@ int _hg_vec_init(struct hg_scratch *s, struct hg_vec *v, size_t elem, size_t max
   void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
   if (m == MAP_FAILED) return HG_ENOMEM;
+#ifdef MADV_DONTDUMP
   madvise(m, cap, MADV_DONTDUMP);
+#endif
   v->base = m;
   v->cap = cap;
   v->elem = elem;

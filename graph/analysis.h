@@ -84,6 +84,8 @@ void _hg_csr_free(struct _hg_csr *c);
 /* Bitmap of nodes reachable through retaining edges from the roots (and, when
  * regions_are_roots, from every HG_NODE_REGION node). NULL on ENOMEM. */
 uint64_t *_hg_reachable(const struct hg_graph *g, int regions_are_roots);
+/* The same, expanding big BFS levels on two threads. */
+uint64_t *_hg_reachable_par(const struct hg_graph *g, int regions_are_roots);
 
 /* ---- dominators.c ---- */
 
@@ -103,12 +105,13 @@ int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_coun
 /* ---- scc.c ---- */
 
 /*
- * Strongly connected components (iterative Pearce/Tarjan) of c: comp[node]
- * gets a component id (< c->n, ids of one component equal); *count gets the
- * number of components. Starts DFS at nodes in index order and follows
- * edges in CSR order.
+ * Strongly connected components (iterative Pearce/Tarjan) of c, over the
+ * edges whose kind retains (kind = per-edge kinds, or NULL: every edge):
+ * comp[node] gets a component id (< c->n, ids of one component equal);
+ * *count gets the number of components. Starts DFS at nodes in index order
+ * and follows edges in CSR order.
  */
-int _hg_scc(const struct _hg_csr *c, uint32_t *comp, uint32_t *count);
+int _hg_scc(const struct _hg_csr *c, const uint8_t *kind, uint32_t *comp, uint32_t *count);
 
 /* ---- export_*.c: buffered output ---- */
 

@@ -1,5 +1,5 @@
 /*
- * leaks.c — reachability from the roots and leak folding (hg_leaks_find).
+ * leaks.c — leak folding (hg_leaks_find).
  *
  * A leak is a block no root reaches through retaining edges. Leaked blocks
  * are folded like libmemunreachable's LeakFolding: strongly connected groups
@@ -7,7 +7,11 @@
  * root leaks; for each we report what it holds (everything reachable from
  * it, bounded work) and what it owns (its dominator subtree in the leaked
  * graph, linear time). Whole-region nodes are treated as roots, never leaks.
- * Iterative throughout; working memory is a few uint32 arrays per node.
+ * Iterative throughout. After one reachability pass over the whole graph,
+ * everything works on the leaked subgraph renumbered densely (a compact
+ * CSR in local numbers, same node and edge order as the graph), so the
+ * SCC, dominator and BFS passes cost in proportion to the leak, not the
+ * heap; working memory is a few uint32 arrays per leaked block.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +27,17 @@
 struct sub {
   struct _hg_csr c;
   uint32_t *node; /* local -> graph node index */
+  uint32_t *deg;  /* local -> out-degree in the whole graph (any kind) */
+  uint64_t *size; /* local -> block size */
 };
 
 static void sub_free(struct sub *s) {
   _hg_csr_free(&s->c);
   free(s->node);
-  s->node = NULL;
+  free(s->deg);
+  free(s->size);
+  s->node = s->deg = NULL;
+  s->size = NULL;
 }
 
 static int sub_build(const struct hg_graph *g, const uint64_t *leaked, uint32_t nl, struct sub *s) {
@@ -37,7 +46,9 @@ static int sub_build(const struct hg_graph *g, const uint64_t *leaked, uint32_t 
   uint32_t *rank = malloc((size_t)words * sizeof *rank); /* local ids before each word */
   s->node = _hg_malloc_big(((size_t)nl + 1) * sizeof *s->node);
   s->c.start = _hg_malloc_big(((size_t)nl + 1) * sizeof *s->c.start);
-  if (!rank || !s->node || !s->c.start) goto nomem;
+  s->deg = _hg_malloc_big(((size_t)nl + 1) * sizeof *s->deg);
+  s->size = _hg_malloc_big(((size_t)nl + 1) * sizeof *s->size);
+  if (!rank || !s->node || !s->c.start || !s->deg || !s->size) goto nomem;
   s->c.n = nl;
   uint32_t k = 0;
   for (uint32_t i = 0; i < words; i++) {
@@ -47,8 +58,10 @@ static int sub_build(const struct hg_graph *g, const uint64_t *leaked, uint32_t 
   const uint32_t *es = g->edge_start, *et = g->edge_target;
   const uint8_t *ek = g->edge_kind;
   uint32_t m = 0;
-  for (uint32_t x = 0; x < nl; x++) {
+  for (uint32_t x = 0; x < nl; x++) { /* node[] ascends: sequential reads */
     uint32_t v = s->node[x];
+    s->deg[x] = es[v + 1] - es[v];
+    s->size[x] = g->node_size[v];
     for (uint32_t e = es[v]; e < es[v + 1]; e++) m += (uint32_t)(_hg_retains(ek[e]) && _hg_bit(leaked, et[e]));
   }
   if (!(s->c.target = _hg_malloc_big(((size_t)m + 1) * sizeof *s->c.target))) goto nomem;
@@ -78,7 +91,7 @@ nomem:
  * for every component of the leaked subgraph with no retaining edge from
  * another leaked component. Returns the number of root leaks, or -1 on
  * ENOMEM. */
-static int64_t root_groups(const struct hg_graph *g, const struct sub *sb, struct hg_leak **out) {
+static int64_t root_groups(const struct sub *sb, struct hg_leak **out) {
   uint32_t n = sb->c.n, ncomp = 0;
   const uint32_t *start = sb->c.start, *tg = sb->c.target;
   uint32_t *comp = _hg_malloc_big(((size_t)n + 1) * sizeof *comp);
@@ -86,7 +99,7 @@ static int64_t root_groups(const struct hg_graph *g, const struct sub *sb, struc
   uint64_t *has_in = NULL;
   struct hg_leak *leaks = NULL;
   int64_t count = -1;
-  if (!comp || _hg_scc(&sb->c, comp, &ncomp)) goto out;
+  if (!comp || _hg_scc(&sb->c, NULL, comp, &ncomp)) goto out;
   if (!(has_in = _hg_bits_new(n)) || !(slot = _hg_malloc_big(((size_t)n + 1) * sizeof *slot))) goto out;
   for (uint32_t v = 0; v < n; v++)
     for (uint32_t e = start[v]; e < start[v + 1]; e++)
@@ -102,7 +115,7 @@ static int64_t root_groups(const struct hg_graph *g, const struct sub *sb, struc
     struct hg_leak *l = &leaks[slot[comp[v]]];
     if (!l->group_count) l->node = v;
     l->group_count++;
-    l->group_bytes += g->node_size[sb->node[v]];
+    l->group_bytes += sb->size[v];
   }
   *out = leaks;
   leaks = NULL;
@@ -117,7 +130,7 @@ out:
 
 /* owned_*: dominator subtrees of the root groups' first blocks in the
  * leaked subgraph (each leaked block belongs to at most one root leak). */
-static int owned_sizes(const struct hg_graph *g, const struct sub *sb, struct hg_leak *leaks,
+static int owned_sizes(const struct sub *sb, struct hg_leak *leaks,
                        uint32_t nleaks) {
   uint32_t n = sb->c.n, reached = 0, m = sb->c.start[n];
   size_t sz = (size_t)n + 1;
@@ -137,7 +150,7 @@ static int owned_sizes(const struct hg_graph *g, const struct sub *sb, struct hg
   /* Preorder space; reverse preorder finishes each node before its idom. */
   for (uint32_t w = 1; w <= reached; w++) {
     cnt[w] = 1;
-    bytes[w] = g->node_size[sb->node[order[w - 1]]];
+    bytes[w] = sb->size[order[w - 1]];
   }
   for (uint32_t w = reached; w >= 1; w--) {
     cnt[idom[w]] += cnt[w];
@@ -165,7 +178,7 @@ out:
  * when the work budget runs out; work is one step per block plus one per
  * out-edge of it in the whole graph (retaining or not), checked between
  * blocks. Returns 1 if all exact, 0 if not, <0 err. */
-static int held_sizes(const struct hg_graph *g, const struct sub *sb, struct hg_leak *leaks,
+static int held_sizes(const struct sub *sb, struct hg_leak *leaks,
                       uint32_t nleaks, uint64_t budget) {
   uint32_t n = sb->c.n;
   const uint32_t *start = sb->c.start, *tg = sb->c.target;
@@ -190,9 +203,9 @@ static int held_sizes(const struct hg_graph *g, const struct sub *sb, struct hg_
     stamp[l->node] = i + 1;
     queue[tail++] = l->node;
     while (head < tail && work <= budget) {
-      uint32_t x = queue[head++], v = sb->node[x];
-      bytes += g->node_size[v];
-      work += 1 + (uint64_t)(g->edge_start[v + 1] - g->edge_start[v]);
+      uint32_t x = queue[head++];
+      bytes += sb->size[x];
+      work += 1 + (uint64_t)sb->deg[x];
       for (uint32_t e = start[x]; e < start[x + 1]; e++) {
         uint32_t t = tg[e];
         if (stamp[t] != i + 1) {
@@ -227,7 +240,7 @@ int hg_leaks_find(struct hg_graph *g, struct hg_leaks **out) {
   *out = NULL;
   struct hg_leaks *r = calloc(1, sizeof *r);
   struct sub sb = {0};
-  uint64_t *leaked = _hg_reachable(g, 1); /* inverted in place below */
+  uint64_t *leaked = _hg_reachable_par(g, 1); /* inverted in place below */
   int rc = HG_ENOMEM;
   if (!r || !leaked) goto fail;
   r->held_exact = 1;
@@ -243,13 +256,13 @@ int hg_leaks_find(struct hg_graph *g, struct hg_leaks **out) {
     free(leaked);
     leaked = NULL;
     rc = HG_ENOMEM;
-    int64_t k = root_groups(g, &sb, &r->leaks);
+    int64_t k = root_groups(&sb, &r->leaks);
     if (k < 0) goto fail;
     r->count = (uint32_t)k;
-    if ((rc = owned_sizes(g, &sb, r->leaks, r->count))) goto fail;
+    if ((rc = owned_sizes(&sb, r->leaks, r->count))) goto fail;
     uint64_t m = sb.c.start[sb.c.n];
     uint64_t budget = 16 * ((uint64_t)r->leaked_count + m) + ((uint64_t)1 << 24);
-    int ex = held_sizes(g, &sb, r->leaks, r->count, budget);
+    int ex = held_sizes(&sb, r->leaks, r->count, budget);
     if (ex < 0) {
       rc = ex;
       goto fail;

@@ -4,9 +4,10 @@
  * one sequential pass, so the hot loops of dominators and SCC never look at
  * edge_kind), and reachability from the roots.
  *
- * Owns _hg_csr_retaining, _hg_csr_free and _hg_reachable. Never modifies
- * the graph.
+ * Owns _hg_csr_retaining, _hg_csr_free and _hg_reachable(_par). Never
+ * modifies the graph.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,48 +48,113 @@ static int region_only(const struct hg_graph *g, uint32_t v) {
   return (g->node_flags[v] & HG_NODE_REGION) && !(g->node_flags[v] & HG_NODE_MALLOC);
 }
 
-uint64_t *_hg_reachable(const struct hg_graph *g, int regions_are_roots) {
+/* ---- Reachability: level-synchronous BFS, big levels on two threads ---- */
+
+#define PAR_MIN 65536 /* frontier size worth a second thread            */
+#define BLOCK 4096    /* queue slots a thread reserves at a time        */
+
+struct bfs {
+  const struct hg_graph *g;
+  uint64_t *seen;
+  uint32_t *queue;
+  size_t tail; /* next free queue slot; atomic while two threads run */
+};
+
+struct part {
+  struct bfs *b;
+  size_t lo, hi; /* frontier slice to expand                         */
+  size_t blk;    /* slots reserved at a time: 1 alone, BLOCK shared  */
+};
+
+/* Expands queue[lo, hi) into new queue slots. Bits are claimed with an
+ * atomic or, so a node is queued once even with two threads; a thread's
+ * unused reserved slots are filled with HG_NONE (skipped when expanded). */
+static void *expand(void *arg) {
+  struct part *pt = arg;
+  struct bfs *b = pt->b;
+  const uint32_t *es = b->g->edge_start, *et = b->g->edge_target;
+  const uint8_t *ek = b->g->edge_kind;
+  uint32_t *q = b->queue;
+  size_t at = 0, end = 0;
+  for (size_t i = pt->lo; i < pt->hi; i++) {
+    /* The queue says which nodes come next: fetch their edge ranges ahead. */
+    if (i + 16 < pt->hi && q[i + 16] != HG_NONE) __builtin_prefetch(&es[q[i + 16]]);
+    if (i + 8 < pt->hi && q[i + 8] != HG_NONE) {
+      uint32_t u = q[i + 8];
+      __builtin_prefetch(&et[es[u]]);
+      __builtin_prefetch(&ek[es[u]]);
+    }
+    uint32_t v = q[i];
+    if (v == HG_NONE) continue;
+    for (uint32_t e = es[v], e_end = es[v + 1]; e < e_end; e++) {
+      uint32_t t = et[e];
+      if (!_hg_retains(ek[e])) continue;
+      uint64_t bit = (uint64_t)1 << (t & 63), *word = &b->seen[t >> 6];
+      if (__atomic_load_n(word, __ATOMIC_RELAXED) & bit) continue;
+      if (__atomic_fetch_or(word, bit, __ATOMIC_RELAXED) & bit) continue;
+      if (at == end) {
+        at = __atomic_fetch_add(&b->tail, pt->blk, __ATOMIC_RELAXED);
+        end = at + pt->blk;
+      }
+      q[at++] = t;
+    }
+  }
+  while (at < end) q[at++] = HG_NONE;
+  return NULL;
+}
+
+/* Bitmap of nodes reachable from the roots (and region-only nodes when
+ * asked). threads: 1, or 2 to expand big BFS levels on two threads. */
+static uint64_t *reachable(const struct hg_graph *g, int regions_are_roots, int threads) {
   uint32_t n = g->node_count;
-  uint64_t *seen = _hg_bits_new(n);
-  uint32_t *queue = _hg_malloc_big(((size_t)n + 1) * sizeof *queue);
-  if (!seen || !queue) {
-    free(seen);
-    free(queue);
+  /* Parallel levels waste < 2 x BLOCK slots each and have >= PAR_MIN -
+   * 2 x BLOCK real nodes, so n + n / 4 + 2 x BLOCK slots always suffice. */
+  size_t cap = (size_t)n + n / 4 + 2 * BLOCK + 1;
+  struct bfs b = {g, _hg_bits_new(n), _hg_malloc_big(cap * sizeof *b.queue), 0};
+  if (!b.seen || !b.queue) {
+    free(b.seen);
+    free(b.queue);
     return NULL;
   }
-  size_t head = 0, tail = 0;
   for (uint32_t i = 0; i < g->root_count; i++) {
     uint32_t t = g->roots[i].target;
-    if (t < n && !_hg_bit(seen, t)) {
-      _hg_bit_set(seen, t);
-      queue[tail++] = t;
+    if (t < n && !_hg_bit(b.seen, t)) {
+      _hg_bit_set(b.seen, t);
+      b.queue[b.tail++] = t;
     }
   }
   if (regions_are_roots)
     for (uint32_t v = 0; v < n; v++)
-      if (region_only(g, v) && !_hg_bit(seen, v)) {
-        _hg_bit_set(seen, v);
-        queue[tail++] = v;
+      if (region_only(g, v) && !_hg_bit(b.seen, v)) {
+        _hg_bit_set(b.seen, v);
+        b.queue[b.tail++] = v;
       }
-  const uint32_t *es = g->edge_start, *et = g->edge_target;
-  const uint8_t *ek = g->edge_kind;
-  while (head < tail) {
-    /* The queue says which nodes come next: fetch their edge ranges ahead. */
-    if (head + 16 < tail) __builtin_prefetch(&es[queue[head + 16]]);
-    if (head + 8 < tail) {
-      uint32_t u = queue[head + 8];
-      __builtin_prefetch(&et[es[u]]);
-      __builtin_prefetch(&ek[es[u]]);
+  size_t lo = 0;
+  while (lo < b.tail) {
+    size_t hi = b.tail, mid = lo + (hi - lo) / 2;
+    pthread_t th;
+    if (threads > 1 && hi - lo >= PAR_MIN) {
+      struct part p1 = {&b, lo, mid, BLOCK}, p2 = {&b, mid, hi, BLOCK};
+      int ok = pthread_create(&th, NULL, expand, &p2) == 0;
+      expand(&p1);
+      if (ok)
+        pthread_join(th, NULL);
+      else
+        expand(&p2);
+    } else {
+      struct part p = {&b, lo, hi, 1};
+      expand(&p);
     }
-    uint32_t v = queue[head++];
-    for (uint32_t e = es[v], end = es[v + 1]; e < end; e++) {
-      uint32_t t = et[e];
-      if (_hg_retains(ek[e]) && !_hg_bit(seen, t)) {
-        _hg_bit_set(seen, t);
-        queue[tail++] = t;
-      }
-    }
+    lo = hi;
   }
-  free(queue);
-  return seen;
+  free(b.queue);
+  return b.seen;
+}
+
+uint64_t *_hg_reachable(const struct hg_graph *g, int regions_are_roots) {
+  return reachable(g, regions_are_roots, 1);
+}
+
+uint64_t *_hg_reachable_par(const struct hg_graph *g, int regions_are_roots) {
+  return reachable(g, regions_are_roots, 2);
 }

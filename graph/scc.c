@@ -6,7 +6,10 @@
  * ("A space-efficient algorithm for finding strongly connected components",
  * 2016), made iterative: one uint32 per node (rindex, which ends up as the
  * component id) plus one bit, an explicit DFS stack of (node, edge cursor)
- * and Tarjan's component stack, both on the heap. Never recurses.
+ * and Tarjan's component stack, both on the heap. Never recurses. It walks
+ * a CSR (the graph's own, skipping non-retaining kinds, or leaks.c's
+ * compact one) and prefetches each new node's targets. hg_cycles_find computes root reachability (for "leaked") on a
+ * second thread meanwhile; it only reads the graph.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -34,7 +37,7 @@ static int grow(void **p, size_t *cap, size_t elem) {
   return 0;
 }
 
-int _hg_scc(const struct _hg_csr *cs, uint32_t *comp, uint32_t *count) {
+int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, uint32_t *comp, uint32_t *count) {
   uint32_t n = cs->n;
   const uint32_t *start = cs->start, *tg = cs->target;
   uint32_t *rindex = comp;
@@ -58,6 +61,7 @@ int _hg_scc(const struct _hg_csr *cs, uint32_t *comp, uint32_t *count) {
        * test. A fresh target is entered, and its edge looked at again when
        * the DFS comes back (then the target has its final rindex). */
       for (; e < end; e++) {
+        if (kind && !_hg_retains(kind[e])) continue;
         uint32_t w = tg[e], rw = rindex[w];
         if (rw == 0) {
           fr->edge = e;
@@ -140,11 +144,9 @@ int hg_cycles_find(struct hg_graph *g, uint32_t min_size, struct hg_cycles **out
   struct reach_job job = {g, NULL};
   pthread_t th;
   int threaded = pthread_create(&th, NULL, reach_thread, &job) == 0;
-  struct _hg_csr cs;
-  if (!(rc = _hg_csr_retaining(g, &cs))) {
-    rc = _hg_scc(&cs, comp, &ncomp);
-    _hg_csr_free(&cs);
-  }
+  /* The graph's own CSR, filtering by kind on the fly: no copy to build. */
+  struct _hg_csr cs = {n, g->edge_start, g->edge_target};
+  rc = _hg_scc(&cs, g->edge_kind, comp, &ncomp);
   if (threaded)
     pthread_join(th, NULL);
   else

@@ -344,6 +344,8 @@ HG_API const char *hg_class_kind_name(uint32_t kind);
  * without heap nodes (allocator not understood: the metadata's heap_status
  * says why); HG_ETIMEOUT when a thread could not be parked in time; HG_EBUSY
  * when allocator locks stayed held; other HG_E* codes (no file is left).
+ * HG_MODE_FORK where the platform cannot fork (Darwin: HG_MODE_DEFAULT is
+ * suspend there) returns HG_EUNSUPPORTED at once and writes no file.
  */
 enum hg_capture_mode {
   HG_MODE_DEFAULT = 0,      /* fork on Linux                               */
@@ -355,8 +357,8 @@ enum hg_capture_mode {
 struct hg_capture_stats {
   uint64_t pause_ns;        /* application threads parked                 */
   uint64_t walk_ns;         /* regions + heap walk                        */
-  uint64_t scan_ns;         /* conservative scan (edges and roots)        */
-  uint64_t write_ns;        /* metadata, nodes, finish (fsync, rename)    */
+  uint64_t scan_ns;         /* classify + node rows, edges, roots         */
+  uint64_t write_ns;        /* metadata, finish (fsync, rename)           */
   uint64_t total_ns;        /* hg_capture entry to return                 */
   uint64_t scratch_peak_bytes; /* capture scratch memory (mmap) at peak   */
   uint64_t nodes, edges, roots, threads, regions, images;
@@ -419,8 +421,10 @@ struct hg_dominators {
   /* The reachable nodes in DFS preorder: every node after its dominator. */
   uint32_t *order;
 };
-/* Dominator tree and retained sizes (SEMI-NCA, ~36 bytes per node of
- * working memory besides the graph's reverse CSR). 0, HG_ENOMEM, HG_EINVAL. */
+/* Dominator tree and retained sizes over the retaining edges (weak and
+ * unowned edges excluded): iterative Cooper-Harvey-Kennedy with a SEMI-NCA
+ * fallback, on a compact retaining-edge copy (no reverse CSR needed). Starts
+ * one helper thread that only reads the graph. 0, HG_ENOMEM, HG_EINVAL. */
 HG_API int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out);
 HG_API void hg_dominators_free(struct hg_dominators *d);
 /* The (up to) k reachable nodes with the biggest retained sizes, biggest
@@ -461,6 +465,7 @@ struct hg_leaks {
    * count/bytes = owned_count/owned_bytes (a lower bound) and this is 0. */
   int held_exact;
 };
+/* Starts one helper thread that only reads the graph. 0 or HG_ENOMEM. */
 HG_API int hg_leaks_find(struct hg_graph *g, struct hg_leaks **out);
 HG_API void hg_leaks_free(struct hg_leaks *l);
 
@@ -477,6 +482,7 @@ struct hg_cycles {
   struct hg_cycle *cycles;
   uint32_t *members;      /* node indices, grouped by cycle, by address    */
 };
+/* Starts one helper thread that only reads the graph. 0 or HG_ENOMEM. */
 HG_API int hg_cycles_find(struct hg_graph *g, uint32_t min_size, struct hg_cycles **out);
 HG_API void hg_cycles_free(struct hg_cycles *c);
 

@@ -5,7 +5,9 @@
 # ($(CAP_DIR)/libheapgraph-ubsan.a) instead of the ASan one: ASan replaces
 # malloc, and then there is no ptmalloc heap to check. The unit test
 # tests/unit/test_capture.c runs under ASan as usual (and checks the
-# "unsupported allocator" path there).
+# "unsupported allocator" path there). Every object and program here is
+# compiled with -MMD -MP and its .d file included, so a header change
+# rebuilds it.
 
 CAP_DIR      := $(BUILD)/capture
 CAP_CXX      ?= g++
@@ -26,30 +28,46 @@ else
   CAP_LIB    := $(LIB_A)
 endif
 CAP_LINK     := $(CAP_LIB) $(LIBS)
+# header dependencies of the test programs too (and of the UBSan library's
+# objects above): a stale object built against an older struct layout must
+# never be linked with fresh ones
+-include $(wildcard $(CAP_DIR)/*.d)
 
-CAP_PROGS    := $(CAP_DIR)/ground_truth $(CAP_DIR)/leaks $(CAP_DIR)/stress $(CAP_DIR)/jemalloc
+CAP_PROGS    := $(CAP_DIR)/ground_truth $(CAP_DIR)/leaks $(CAP_DIR)/stress $(CAP_DIR)/jemalloc \
+                $(CAP_DIR)/churn $(CAP_DIR)/agent_target
 TEST_PROGS   += $(CAP_PROGS)
 TEST_SCRIPTS += $(CAP_DIR)/ground_truth tests/capture/leaks_vs_valgrind.sh \
-                $(CAP_DIR)/stress $(CAP_DIR)/jemalloc
+                $(CAP_DIR)/stress $(CAP_DIR)/jemalloc $(CAP_DIR)/churn \
+                tests/capture/objc_direct_first.sh tests/capture/agent.sh
 
 $(CAP_DIR)/ground_truth: tests/capture/ground_truth.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -o $@ $< $(CAP_LINK) $(CAP_SAN)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
 $(CAP_DIR)/leaks: tests/capture/leaks.c $(CAP_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -o $@ $< $(CAP_LINK) $(CAP_SAN)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
+
+$(CAP_DIR)/churn: tests/capture/churn.c $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
+
+# an unmodified program for the LD_PRELOAD agent test: never sanitized,
+# never linked with libheapgraph
+$(CAP_DIR)/agent_target: tests/capture/agent_target.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -g $(WARN) -o $@ $<
 
 $(CAP_DIR)/stress_cxx.o: tests/capture/stress_cxx.cpp
 	@mkdir -p $(dir $@)
-	$(CAP_CXX) -std=c++17 -O2 -g $(WARN) $(CAP_SAN) -c $< -o $@
+	$(CAP_CXX) -std=c++17 -O2 -g $(WARN) $(CAP_SAN) -MMD -MP -c $< -o $@
 
 $(CAP_DIR)/stress: tests/capture/stress.c $(CAP_DIR)/stress_cxx.o $(CAP_LIB) tests/hg_test.h
-	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -o $@ $< $(CAP_DIR)/stress_cxx.o $(CAP_LINK) -lstdc++ $(CAP_SAN)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_DIR)/stress_cxx.o $(CAP_LINK) -lstdc++ $(CAP_SAN)
 
 $(CAP_DIR)/jemalloc: tests/capture/jemalloc.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -o $@ $< -ljemalloc $(CAP_LINK) $(CAP_SAN)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< -ljemalloc $(CAP_LINK) $(CAP_SAN)
 
 # ---- bench: make bench-capture (part of `make bench`) ----
 BENCH_TARGETS += bench-capture

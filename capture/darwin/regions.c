@@ -50,6 +50,7 @@ static int add(struct hg_cap *c, uint64_t lo, uint64_t hi, const struct vm_regio
   r->dirty = (uint64_t)in->pages_dirtied * page;
   r->swap = (uint64_t)in->pages_swapped_out * page;
   r->image = image_of(lo, hi);
+  r->tag = in->user_tag;
   char path[PROC_PIDPATHINFO_MAXSIZE];
   int k = proc_regionfilename(getpid(), lo, path, sizeof path);
   if (k > 0) {

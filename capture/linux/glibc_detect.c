@@ -1,10 +1,11 @@
 /*
  * glibc_detect.c — recognises glibc's ptmalloc2 without debug symbols or
  * hooks, before the freeze: checks that malloc is libc's own (not jemalloc,
- * tcmalloc, a sanitizer …), probes safe-linking and the tcache key with a
- * pair of its own frees, and finds main_arena in libc's writable data by its
- * shape (a long run of empty, self-referencing bin heads, a sane top and a
- * ring pointer). After the freeze it tells whether any arena lock is held.
+ * tcmalloc, a sanitizer …), probes safe-linking and the tcache key with
+ * frees of its own (robust to any tcache/fastbin state), and finds
+ * main_arena in libc's writable data by its shape (bins that are empty
+ * self-referencing heads or consistent doubly-linked lists, a top outside
+ * it, and a `next` ring of arenas back to it). After the freeze it tells whether any arena lock is held.
  *
  * heap_prepare may call malloc (it runs before the freeze); _hg_plat_heap_busy
  * runs frozen and reads memory only through process_vm_readv (safe on
@@ -39,20 +40,43 @@ static int safe_read(uint64_t addr, void *out, size_t n) {
 
 HG_NO_ASAN static uint64_t word(uint64_t a) { return *(const volatile uint64_t *)(uintptr_t)a; }
 
-/* Empty bins of a candidate main_arena at a (inside [lo, hi)); -1 if it
- * cannot be one. */
+/* A ring of arenas through `next` that comes back to a (every hop readable). */
+static int ring_ok(uint64_t a, uint32_t off_next) {
+  uint64_t p = a;
+  for (int n = 0; n < 4096; n++) {
+    uint64_t next;
+    if (safe_read(p + off_next, &next, sizeof next) || !next || (next & 7)) return 0;
+    if (next == a) return 1;
+    p = next;
+  }
+  return 0;
+}
+
+/* A non-empty bin at slot (bin head = slot - 16) keeps glibc's own
+ * invariant: head->fd->bk == head and head->bk->fd == head. */
+static int bin_linked(uint64_t head, uint64_t fd, uint64_t bk) {
+  uint64_t back, fwd;
+  if (safe_read(fd + 24, &back, sizeof back) || safe_read(bk + 16, &fwd, sizeof fwd)) return 0;
+  return back == head && fwd == head;
+}
+
+/* Empty bins of a candidate main_arena at a; -1 if it cannot be one. Cheap
+ * shape checks first; then every bin must be a consistent doubly-linked
+ * list, top must lie outside the candidate, and `next` must be a ring of
+ * arenas back to a. A candidate shifted by whole bins inside the real
+ * arena (its binmap words then pose as one more bin) fails these. */
 HG_NO_ASAN static int score(uint64_t a, const struct layout *L) {
   uint32_t mutex = *(const volatile uint32_t *)(uintptr_t)a;
   uint32_t flags = *(const volatile uint32_t *)(uintptr_t)(a + 4);
   if (mutex > 2 || flags > 7) return -1;
   uint64_t first_bin = a + L->bins - 16; /* bin_at(1): fd at +16 */
   uint64_t top = word(a + L->top);
-  if (top != first_bin && (top & 15)) return -1;
+  if (top != first_bin && (!top || (top & 15) || (top >= a && top < a + L->size))) return -1;
   uint64_t next = word(a + L->next);
   if (!next || (next & 7)) return -1;
   for (uint32_t i = 0; i < L->nfastbins; i++) {
     uint64_t f = word(a + L->fastbins + 8 * i);
-    if (f & 15 && !_hg_glibc.safe_linking) return -1;
+    if (f & 15) return -1; /* heads are plain chunk pointers (only links are protected) */
   }
   int empty = 0;
   for (uint32_t i = 1; i < 127; i++) {
@@ -64,6 +88,16 @@ HG_NO_ASAN static int score(uint64_t a, const struct layout *L) {
     }
     if (!fd || !bk || (fd & 15) || (bk & 15) || fd == self || bk == self) return -1;
   }
+  if (top != first_bin) {
+    uint64_t tsz;
+    if (safe_read(top + 8, &tsz, sizeof tsz)) return -1;
+  }
+  for (uint32_t i = 1; i < 127; i++) {
+    uint64_t slot = a + L->bins + (uint64_t)(i - 1) * 16;
+    uint64_t fd = word(slot), bk = word(slot + 8), self = slot - 16;
+    if (fd != self && !bin_linked(self, fd, bk)) return -1;
+  }
+  if (!ring_ok(a, L->next)) return -1;
   return empty;
 }
 
@@ -82,7 +116,7 @@ static int find_main_arena(struct hg_cap *c, uint32_t libc_image) {
       if (g->kind != HG_ROOT_GLOBAL || g->owner != libc_image) continue;
       for (uint64_t a = (g->lo + 7) & ~(uint64_t)7; a + L->size <= g->hi; a += 8) {
         int s = score(a, L);
-        if (s < 48) continue;
+        if (s < 0) continue;
         if (s > best) {
           best = s;
           best_a = a;
@@ -106,29 +140,62 @@ static int find_main_arena(struct hg_cap *c, uint32_t libc_image) {
   return 0;
 }
 
-/* Frees two blocks of its own into the same tcache bin and reads what free
- * left behind: b->next is a (plain) or (&b->next >> 12) ^ a (safe-linking);
- * b->key is the process tcache key (2.34+) or the tcache itself (older). */
-HG_NO_ASAN static int probe(void) {
+/* Learns the free-list link format and the tcache key from blocks of its
+ * own, whatever state the caller's tcache and fastbins are in (a process
+ * that churns small blocks leaves the 32-byte tcache bin at any count, so
+ * two frees may land in different lists):
+ *  1. frees PROBE_N blocks of one size in a row. With room left in the
+ *     tcache the first ones go there, the rest to the fastbin; both lists
+ *     push at the head, so each block's `next` names the block freed just
+ *     before it (its user address in a tcache, its chunk in a fastbin),
+ *     except at the one tcache → fastbin switch. Every matching
+ *     pair votes for plain or safe-linked (&next >> 12 ^ prev) pointers.
+ *  2. After >= 7 frees the tcache bin is full, so one malloc takes from it
+ *     (tcache_get: count 6, nothing stashed) and freeing that block again
+ *     puts it back into the tcache, writing the key at offset 8 (2.29+:
+ *     the process tcache key, or the tcache struct before 2.34).
+ * Retried a few times: another thread may take a fastbin block meanwhile. */
+#define PROBE_N 16
+
+HG_NO_ASAN static int probe_once(void) {
   /* through a volatile pointer: reading our own freed blocks is the point */
   void (*volatile release)(void *) = free;
-  uintptr_t keep[8];
-  for (int i = 0; i < 8; i++) keep[i] = (uintptr_t)malloc(24);
-  for (int i = 0; i < 8; i++)
-    if (!keep[i]) return -1;
-  uintptr_t a = keep[6], b = keep[7];
-  ((volatile uint64_t *)a)[1] = 0;
-  ((volatile uint64_t *)b)[1] = 0;
-  release((void *)a);
-  release((void *)b);
-  uint64_t next = ((volatile uint64_t *)b)[0];
-  uint64_t key = ((volatile uint64_t *)b)[1];
-  for (int i = 0; i < 6; i++) release((void *)keep[i]);
-  if (next == a) _hg_glibc.safe_linking = 0;
-  else if (next == ((b >> 12) ^ a)) _hg_glibc.safe_linking = 1;
-  else return -1;
+  void *(*volatile get)(size_t) = malloc;
+  uintptr_t x[PROBE_N];
+  uint64_t link[PROBE_N];
+  int n = 0;
+  for (; n < PROBE_N; n++) {
+    if (!(x[n] = (uintptr_t)get(24))) break;
+    ((volatile uint64_t *)x[n])[0] = 0;
+    ((volatile uint64_t *)x[n])[1] = 0;
+  }
+  if (n < PROBE_N) {
+    for (int i = 0; i < n; i++) release((void *)x[i]);
+    return -1;
+  }
+  for (int i = 0; i < PROBE_N; i++) release((void *)x[i]);
+  for (int i = 0; i < PROBE_N; i++) link[i] = ((volatile uint64_t *)x[i])[0];
+  int plain = 0, safe = 0;
+  for (int i = 1; i < PROBE_N; i++) { /* tcache links user pointers, fastbins chunks */
+    uint64_t rev = link[i] ^ (x[i] >> 12), prev = x[i - 1];
+    plain += link[i] == prev || link[i] == prev - 16;
+    safe += rev == prev || rev == prev - 16;
+  }
+  uintptr_t z = (uintptr_t)get(24);
+  if (!z) return -1;
+  ((volatile uint64_t *)z)[1] = 0;
+  release((void *)z);
+  uint64_t key = ((volatile uint64_t *)z)[1];
+  if ((plain > 0) == (safe > 0)) return -1; /* neither, or contradicting votes */
+  _hg_glibc.safe_linking = safe > 0;
   _hg_glibc.tcache_key = key;
   return 0;
+}
+
+static int probe(void) {
+  for (int attempt = 0; attempt < 4; attempt++)
+    if (probe_once() == 0) return 0;
+  return -1;
 }
 
 static void unsupported(struct hg_cap *c, const char *why, const char *detail) {

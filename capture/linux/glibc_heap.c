@@ -25,6 +25,7 @@
 #define IS_MMAPPED 2u
 #define MAX_ARENAS 4096
 #define MAX_LIST 100000000ull
+#define PREFETCH_AHEAD 2048u /* bytes of heap fetched ahead of the chunk walk */
 
 enum { SEG_MAIN = 1, SEG_ARENA = 2, SEG_MMAP = 3 };
 
@@ -172,7 +173,7 @@ static int mmapped_areas(struct walk *wk) {
                                       (HG_PROT_READ | HG_PROT_WRITE))
       continue;
     if (r->name && strncmp(names + r->name, "[anon:", 6) != 0) continue;
-    if (r->rss == 0) continue;
+    if (r->rss == 0 || _hg_region_reservation(r)) continue;
     uint64_t run_end = r->start, p = r->start;
     while (p + 4096 <= r->end) {
       if (p >= run_end) { /* headers of resident pages only: sparse reservations stay cheap */
@@ -213,8 +214,16 @@ HG_NO_ASAN static int walk_area(struct walk *wk, const struct area *a) {
    * (a header at the very end falls back to the checked read). */
   int whole = _hg_readable(c, a->first, a->end - a->first);
   uint64_t p = a->first, sz, nsz;
+  uint64_t ahead = p; /* next line to prefetch: the chunk chain is a chain
+                       * of dependent loads, but it runs forward through
+                       * contiguous memory, so lines ahead can be fetched */
   while (p < a->end && p != a->top) {
-    if (whole) sz = *(const volatile uint64_t *)(uintptr_t)(p + 8);
+    if (whole) {
+      uint64_t want = p + PREFETCH_AHEAD;
+      if (ahead < p) ahead = p;
+      for (; ahead < want && ahead < a->end; ahead += 64) __builtin_prefetch((const void *)(uintptr_t)ahead);
+      sz = *(const volatile uint64_t *)(uintptr_t)(p + 8);
+    }
     else if (rd(c, p + 8, &sz)) break;
     sz &= ~(uint64_t)7;
     if (sz < MINSIZE) break; /* fencepost ending a non-top heap */

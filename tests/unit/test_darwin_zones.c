@@ -18,8 +18,6 @@ static struct hg_cap *new_cap(void) {
   int rc = _hg_vec_init(s, &c->strings, 1, 1 << 16);
   rc |= _hg_vec_init(s, &c->regions, sizeof(struct hg_cregion), 1 << 10);
   rc |= _hg_vec_init(s, &c->segments, sizeof(struct hg_segment), 1 << 10);
-  rc |= _hg_vec_init(s, &c->node_off, 4, 1 << 16);
-  rc |= _hg_vec_init(s, &c->node_size, 4, 1 << 16);
   rc |= _hg_vec_init(s, &c->index, 4, 1 << 20);
   if (rc) abort();
   return c;
