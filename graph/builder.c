@@ -221,7 +221,8 @@ static int64_t find(const struct bnode *v, size_t n, uint64_t addr) {
   return addr - v[lo - 1].addr < v[lo - 1].size ? (int64_t)(lo - 1) : -1;
 }
 
-static int write_all(struct hg_builder *b, struct hg_writer *w, struct bref *refs, size_t nrefs) {
+static int write_all(struct hg_builder *b, struct hg_writer *w, const struct bref *refs, size_t nrefs,
+                     const struct hg_root *roots, size_t nroots) {
   int rc = 0;
   for (size_t i = 0; i < b->metas.n && !rc; i++) rc = hg_writer_meta(w, &b->metas.v[i]);
   for (size_t i = 0; i < b->images.n && !rc; i++) rc = hg_writer_image(w, &b->images.v[i]);
@@ -239,12 +240,7 @@ static int write_all(struct hg_builder *b, struct hg_writer *w, struct bref *ref
   }
   for (size_t i = 0; i < nrefs && !rc; i++)
     rc = hg_writer_edge(w, refs[i].src, refs[i].off, refs[i].dst, refs[i].kind, refs[i].field);
-  for (size_t i = 0; i < b->roots.n && !rc; i++) {
-    int64_t t = find(b->nodes.v, b->nodes.n, b->roots.v[i].dst);
-    if (t < 0) continue;
-    struct hg_root r = {b->roots.v[i].kind, b->roots.v[i].owner, b->roots.v[i].where, (uint32_t)t};
-    rc = hg_writer_root(w, &r);
-  }
+  for (size_t i = 0; i < nroots && !rc; i++) rc = hg_writer_root(w, &roots[i]);
   return rc;
 }
 
@@ -260,7 +256,12 @@ int hg_builder_write(struct hg_builder *b, const char *path, uint64_t *dropped) 
       return HG_EINVAL;
     }
   struct bref *refs = malloc((b->edges.n + 1) * sizeof *refs);
-  if (!refs) return HG_ENOMEM;
+  struct hg_root *roots = malloc((b->roots.n + 1) * sizeof *roots);
+  if (!refs || !roots) {
+    free(refs);
+    free(roots);
+    return HG_ENOMEM;
+  }
   size_t nrefs = 0;
   for (size_t i = 0; i < b->edges.n; i++) {
     const struct bedge *e = &b->edges.v[i];
@@ -285,16 +286,24 @@ int hg_builder_write(struct hg_builder *b, const char *path, uint64_t *dropped) 
     refs[k++] = refs[i];
   }
   nrefs = k;
-  for (size_t i = 0; i < b->roots.n; i++)
-    if (find(b->nodes.v, b->nodes.n, b->roots.v[i].dst) < 0) drop++;
+  size_t nroots = 0; /* resolved once: roots whose target is no node are dropped */
+  for (size_t i = 0; i < b->roots.n; i++) {
+    const struct broot *x = &b->roots.v[i];
+    int64_t t = find(b->nodes.v, b->nodes.n, x->dst);
+    if (t < 0)
+      drop++;
+    else
+      roots[nroots++] = (struct hg_root){x->kind, x->owner, x->where, (uint32_t)t};
+  }
 
   struct hg_writer *w = NULL;
   int rc = hg_writer_open(&w, path);
-  if (!rc) rc = write_all(b, w, refs, nrefs);
+  if (!rc) rc = write_all(b, w, refs, nrefs, roots, nroots);
   if (!rc) rc = hg_writer_finish(w);
   if (rc && w) snprintf(b->msg, sizeof b->msg, "%s", hg_writer_message(w));
   hg_writer_close(w);
   free(refs);
+  free(roots);
   if (dropped) *dropped = drop;
   return rc;
 }

@@ -170,16 +170,31 @@ static int skip_n(struct rd *r, uint64_t n) {
   return 0;
 }
 
-/* Grows *arr (elements of `size` bytes) to hold `need` elements. */
-static int grow(struct rd *r, void **arr, size_t *cap, size_t need, size_t size) {
+/* One array of a set that shares a capacity: where it is and its element size. */
+struct col {
+  void **arr;
+  size_t size;
+};
+#define COL(a) {(void **)&(a), sizeof *(a)}
+
+/* Grows every array in cols (parallel arrays sharing *cap) to hold `need`
+ * elements, doubling the shared capacity. */
+static int grow_cols(struct rd *r, size_t *cap, size_t need, const struct col *cols, size_t n) {
   if (need <= *cap) return 0;
   size_t nc = *cap ? *cap : 16;
   while (nc < need) nc *= 2;
-  void *na = realloc(*arr, nc * size);
-  if (!na) return bad(r, HG_ENOMEM, here(r), "out of memory (%zu elements)", nc);
-  *arr = na;
+  for (size_t i = 0; i < n; i++) {
+    void *na = realloc(*cols[i].arr, nc * cols[i].size);
+    if (!na) return bad(r, HG_ENOMEM, here(r), "out of memory (%zu elements)", nc);
+    *cols[i].arr = na;
+  }
   *cap = nc;
   return 0;
+}
+
+static int grow(struct rd *r, void **arr, size_t *cap, size_t need, size_t size) {
+  const struct col one = {arr, size};
+  return grow_cols(r, cap, need, &one, 1);
 }
 #define GROW(r, arr, cap, need) grow((r), (void **)&(arr), &(cap), (need), sizeof *(arr))
 
@@ -389,15 +404,9 @@ static int rec_nodes(struct rd *r) {
   if (count > (uint64_t)UINT32_MAX - 1 - g->node_count)
     return bad(r, HG_ELIMIT, here(r), "too many nodes");
   size_t need = (size_t)(g->node_count + count);
-  size_t cap = r->cap_nodes;
-  TRY(GROW(r, g->node_addr, cap, need));
-  cap = r->cap_nodes;
-  TRY(GROW(r, g->node_size, cap, need));
-  cap = r->cap_nodes;
-  TRY(GROW(r, g->node_class, cap, need));
-  cap = r->cap_nodes;
-  TRY(GROW(r, g->node_flags, cap, need));
-  TRY(GROW(r, g->node_heap, r->cap_nodes, need));
+  const struct col nodes[] = {COL(g->node_addr), COL(g->node_size), COL(g->node_class),
+                              COL(g->node_flags), COL(g->node_heap)};
+  TRY(grow_cols(r, &r->cap_nodes, need, nodes, sizeof nodes / sizeof nodes[0]));
   uint64_t heap = 0;
   for (uint64_t i = 0; i < count; i++) {
     uint64_t gap, size, cls, hp;
@@ -448,13 +457,9 @@ static int rec_edges(struct rd *r) {
   if (count > (uint64_t)UINT32_MAX - 1 - g->edge_count)
     return bad(r, HG_ELIMIT, here(r), "too many edges");
   size_t need = (size_t)(g->edge_count + count);
-  size_t cap = r->cap_edges;
-  TRY(GROW(r, g->edge_target, cap, need));
-  cap = r->cap_edges;
-  TRY(GROW(r, g->edge_offset, cap, need));
-  cap = r->cap_edges;
-  TRY(GROW(r, g->edge_kind, cap, need));
-  TRY(GROW(r, r->edge_src, r->cap_edges, need));
+  const struct col edges[] = {COL(g->edge_target), COL(g->edge_offset), COL(g->edge_kind),
+                              COL(r->edge_src)};
+  TRY(grow_cols(r, &r->cap_edges, need, edges, sizeof edges / sizeof edges[0]));
   uint64_t src = first, off = 0, done = 0;
   int first_group = 1;
   /* Per-edge state in locals (stores through r/g would alias the arrays);
@@ -509,9 +514,8 @@ static int rec_edges(struct rd *r) {
       eoffset[e] = (uint32_t)off;
       ekind[e] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
       if (field) {
-        size_t c2 = r->cap_named;
-        TRY(GROW(r, g->named_edge, c2, (size_t)g->named_count + 1));
-        TRY(GROW(r, g->named_field, r->cap_named, (size_t)g->named_count + 1));
+        const struct col named[] = {COL(g->named_edge), COL(g->named_field)};
+        TRY(grow_cols(r, &r->cap_named, (size_t)g->named_count + 1, named, 2));
         g->named_edge[g->named_count] = e;
         g->named_field[g->named_count] = (uint32_t)field;
         g->named_count++;
