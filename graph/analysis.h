@@ -81,8 +81,36 @@ struct _hg_csr {
 int _hg_csr_retaining(const struct hg_graph *g, struct _hg_csr *c);
 void _hg_csr_free(struct _hg_csr *c);
 
+/*
+ * The DFS view: the retaining edges renumbered in the dominator DFS's
+ * preorder, cached on the graph (struct hg_graph_priv) by
+ * hg_dominators_compute and reused by the later analyses. Numbers
+ * 0..reached-1 are the nodes reachable from the roots in DFS preorder
+ * (number = preorder - 1), reached..n-1 the others in index order. c is a
+ * CSR over numbers whose edges keep the graph's order, so a DFS over it from
+ * number 0 upwards enters nodes in number order: memory is read nearly
+ * sequentially. reach: node-space bitmap of the reachable nodes. Freed with
+ * the graph or by hg_graph_drop_cache.
+ */
+struct _hg_view {
+  struct _hg_csr c;
+  uint32_t reached;
+  uint32_t *node;       /* number -> node index (n entries)                */
+  uint64_t *reach;      /* node-space bitmap                               */
+  uint32_t edge_count;  /* the graph's counts when built: a cheap guard    */
+  uint32_t root_count;
+};
+
+/* The graph's cached view, or NULL (none, or the graph's counts changed). */
+const struct _hg_view *_hg_view_get(const struct hg_graph *g);
+/* Attaches v to g (replacing any previous view); frees v if it cannot. */
+void _hg_view_put(struct hg_graph *g, struct _hg_view *v);
+void _hg_view_free(struct _hg_view *v);
+
 /* Bitmap of nodes reachable through retaining edges from the roots (and, when
- * regions_are_roots, from every HG_NODE_REGION node). NULL on ENOMEM. */
+ * regions_are_roots, from every HG_NODE_REGION node). Starts from the cached
+ * view's reach bitmap when there is one (then only region nodes are walked
+ * from). NULL on ENOMEM. */
 uint64_t *_hg_reachable(const struct hg_graph *g, int regions_are_roots);
 /* The same, expanding big BFS levels on two threads. */
 uint64_t *_hg_reachable_par(const struct hg_graph *g, int regions_are_roots);
@@ -96,11 +124,14 @@ uint64_t *_hg_reachable_par(const struct hg_graph *g, int regions_are_roots);
  * idom[w] = preorder number of w's immediate dominator (0 = super-root),
  * and, when pre is non-NULL, pre[node] = its number (HG_NONE: unreached).
  * order has c->n entries, idom c->n + 1, pre c->n. *reached = cnt.
- * Consumes c->target (rewritten to preorder numbers; free it afterwards).
- * 0 or HG_ENOMEM.
+ * Consumes c (freed). When view is non-NULL it receives the renumbered CSR
+ * (view->c; view->node = NULL, reach = NULL: order[] holds the numbering,
+ * order[cnt..n-1] being the unreached nodes in index order) and
+ * view->reached. 0 or HG_ENOMEM.
  */
 int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
-                 uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached);
+                 uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
+                 struct _hg_view *view);
 
 /* ---- scc.c ---- */
 
@@ -109,9 +140,11 @@ int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_coun
  * edges whose kind retains (kind = per-edge kinds, or NULL: every edge):
  * comp[node] gets a component id (< c->n, ids of one component equal);
  * *count gets the number of components. Starts DFS at nodes in index order
- * and follows edges in CSR order.
+ * and follows edges in CSR order. seq = 1 when c is a DFS view (nodes are
+ * usually entered in index order: the edges of the next ones are prefetched).
  */
-int _hg_scc(const struct _hg_csr *c, const uint8_t *kind, uint32_t *comp, uint32_t *count);
+int _hg_scc(const struct _hg_csr *c, const uint8_t *kind, int seq, uint32_t *comp,
+            uint32_t *count);
 
 /* ---- export_*.c: buffered output ---- */
 

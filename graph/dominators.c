@@ -19,13 +19,18 @@
  * halving), then each idom is the nearest common ancestor of its DFS parent
  * and semidominator — O(m log n) whatever the graph.
  *
- * Speed is memory latency: after the DFS everything works in preorder
- * space (predecessor lists indexed by preorder number, built by a
- * cache-blocked two-pass bucket sort), big work arrays ask for huge pages,
- * and the DFS prefetches ahead of its chain of dependent misses. Working
- * memory at peak ~ 4 uint32 per node plus 3 uint32 per retaining edge (the
- * CSR copy, then (target, source) pairs and the predecessor lists), plus
- * 2 uint32 per node for SEMI-NCA when it runs.
+ * Speed is memory latency: the DFS keeps each node's number, edge range
+ * and first target in one 16-byte record (one miss per level while it
+ * descends) and writes the retaining edges renumbered in preorder as it
+ * goes; after it everything works in preorder space (predecessor lists
+ * indexed by preorder number, built from that CSR by a cache-blocked
+ * two-pass bucket sort), and big work arrays ask for huge pages.
+ * hg_dominators_compute leaves the renumbered CSR on the graph as the DFS
+ * view (analysis.h, struct _hg_view), so leaks, cycles and reachability
+ * reuse it. Working memory at peak ~ 8 uint32 per node plus 4 uint32 per
+ * retaining edge (the CSR copy and the renumbered one, then (target,
+ * source) pairs and the predecessor lists), plus 2 uint32 per node for
+ * SEMI-NCA when it runs.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -37,48 +42,66 @@ int hg_edge_kind_retains(uint32_t kind) { return kind < 256 && _hg_retains((uint
 
 /* ---- Step 1: iterative DFS from the super-root ---- */
 
-/* A DFS is a chain of dependent cache misses (target -> its number -> its
- * edges -> their targets ...). On entering a node, ask for the numbers and
- * edge ranges of its first targets at once so those misses overlap. */
-static inline void prefetch_targets(const uint32_t *start, const uint32_t *tg, uint32_t v,
-                                    const uint32_t *pre) {
-  for (uint32_t k = start[v], end = start[v + 1], i = 0; k < end && i < 8; k++, i++) {
-    __builtin_prefetch(&pre[tg[k]]);
-    __builtin_prefetch(&start[tg[k]]);
+/* A DFS is a chain of dependent cache misses: target -> its number and
+ * edge range -> its edges -> their targets' numbers ... Two hops per level
+ * would be two full memory latencies per node. So each node's number, edge
+ * range and first target sit together in one 16-byte record: when a node is
+ * entered, its first target (the usual way down) is known at once and that
+ * target's record is requested together with the node's edges — one
+ * latency per level while the DFS descends through first edges. */
+struct dn {
+  uint32_t pre;         /* preorder number, HG_NONE until reached */
+  uint32_t start, end;  /* edges in c                             */
+  uint32_t first;       /* target of edge start (if any)          */
+};
+
+static inline void enter(const struct dn *nd, const uint32_t *tg, uint32_t t) {
+  if (nd[t].start < nd[t].end) {
+    __builtin_prefetch(&nd[nd[t].first]);
+    __builtin_prefetch(&tg[nd[t].start]);
   }
 }
 
-/* Numbers reached nodes 1..cnt in preorder (pre[node], order[num-1]) and
+/* Numbers reached nodes 1..cnt in preorder (nd[node].pre, order[num-1]) and
  * records parent[num]. The DFS stack is implicit: the open vertices are the
  * parent chain of the current one and cur[num] is each one's next edge.
- * Every edge it looks at is rewritten to its target's number. Returns cnt. */
-static uint32_t dfs(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
-                    uint32_t *pre, uint32_t *order, uint32_t *parent, uint32_t *cur) {
-  const uint32_t *start = c->start;
-  uint32_t *tg = c->target;
-  uint32_t cnt = 0;
+ * It also writes the renumbered CSR p of the reached nodes (slot num - 1,
+ * edges in c's order, targets as 0-based numbers): a node's slot range is
+ * fixed when it is entered (entries come in number order, so the ranges are
+ * a running sum) and each edge is written there when the DFS looks at it —
+ * near the ranges just written, so no separate gather pass over c.
+ * Returns cnt. */
+static uint32_t dfs(struct dn *nd, uint32_t n, const uint32_t *tg, const uint32_t *entries,
+                    uint32_t entry_count, uint32_t *order, uint32_t *parent, uint32_t *cur,
+                    struct _hg_csr *p) {
+  uint32_t cnt = 0, *ps = p->start, *pt = p->target;
+  ps[0] = 0;
   for (uint32_t i = 0; i < entry_count; i++) {
     uint32_t r = entries[i];
-    if (r >= c->n || pre[r] != HG_NONE) continue;
-    pre[r] = ++cnt;
+    if (r >= n || nd[r].pre != HG_NONE) continue;
+    nd[r].pre = ++cnt;
     order[cnt - 1] = r;
     parent[cnt] = 0;
-    cur[cnt] = start[r];
-    prefetch_targets(start, tg, r, pre);
+    cur[cnt] = nd[r].start;
+    ps[cnt] = ps[cnt - 1] + (nd[r].end - nd[r].start);
+    enter(nd, tg, r);
     uint32_t w = cnt;
     while (w) {
-      uint32_t e = cur[w], end = start[order[w - 1] + 1], next = 0;
+      const struct dn *v = &nd[order[w - 1]];
+      uint32_t e = cur[w], end = v->end, next = 0;
+      uint32_t *out = pt + ps[w - 1] - v->start; /* out[e]: edge e's slot */
       for (; e < end; e++) {
-        uint32_t t = tg[e], p = pre[t];
-        if (p == HG_NONE) {
-          p = pre[t] = ++cnt;
-          order[p - 1] = t;
-          parent[p] = w;
-          cur[p] = start[t];
-          next = p;
-          prefetch_targets(start, tg, t, pre);
+        uint32_t t = e == v->start ? v->first : tg[e], q = nd[t].pre;
+        if (q == HG_NONE) {
+          q = nd[t].pre = ++cnt;
+          order[q - 1] = t;
+          parent[q] = w;
+          cur[q] = nd[t].start;
+          ps[q] = ps[q - 1] + (nd[t].end - nd[t].start);
+          next = q;
+          enter(nd, tg, t);
         }
-        tg[e] = p;
+        out[e] = q - 1;
         if (next) break;
       }
       if (next) {
@@ -92,21 +115,42 @@ static uint32_t dfs(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
   return cnt;
 }
 
-/* Predecessor lists by preorder number, built cache-consciously: the
- * (target, source) number pairs of every edge looked at by the DFS are first
- * partitioned by target into blocks of 4096 numbers (sequential appends to
- * one stream per block), then each block is counting-sorted while its
- * counters sit in cache. Consumes c. pstart (cnt + 2 entries, zeroed) gets
- * the lists: the in-edges of w are preds[pstart[w - 1] .. pstart[w]), with
- * pstart[0] = 0; *preds_out is the array (16 spare zeroed slots at the end
- * for prefetching). 0 or HG_ENOMEM. */
+/* The rest of the renumbering: the unreached nodes get the numbers after
+ * cnt in index order (order[cnt..n-1]) and their edges follow in p, so p
+ * covers the whole graph (the view). pre[] stays HG_NONE for them; num[]
+ * (scratch, n entries) gets every node's 0-based number. */
+static void renumber_rest(const struct _hg_csr *c, uint32_t cnt, const uint32_t *pre,
+                          uint32_t *num, uint32_t *order, struct _hg_csr *p) {
+  uint32_t n = c->n, k = cnt;
+  for (uint32_t v = 0; v < n; v++) {
+    num[v] = pre[v] != HG_NONE ? pre[v] - 1 : k;
+    if (pre[v] == HG_NONE) order[k++] = v;
+  }
+  uint32_t at = p->start[cnt];
+  for (uint32_t x = cnt; x < n; x++) {
+    uint32_t v = order[x];
+    p->start[x] = at;
+    for (uint32_t e = c->start[v], end = c->start[v + 1]; e < end; e++)
+      p->target[at++] = num[c->target[e]];
+  }
+  p->start[n] = at;
+}
+
+/* Predecessor lists by preorder number, built cache-consciously from the
+ * renumbered CSR p (sources in order): the (target, source) number pairs of
+ * the reached nodes' edges are first partitioned by target into blocks of
+ * 4096 numbers (sequential appends to one stream per block), then each block
+ * is counting-sorted while its counters sit in cache. pstart (cnt + 2
+ * entries, zeroed) gets the lists: the in-edges of w are
+ * preds[pstart[w - 1] .. pstart[w]), with pstart[0] = 0; *preds_out is the
+ * array (16 spare zeroed slots at the end for prefetching). 0 or HG_ENOMEM. */
 #define BLOCK_SHIFT 12
 
 struct pair {
   uint32_t to, from;
 };
 
-static int build_preds(struct _hg_csr *c, const uint32_t *pre, uint32_t cnt, uint32_t *pstart,
+static int build_preds(const struct _hg_csr *p, uint32_t cnt, uint32_t *pstart,
                        uint32_t **preds_out) {
   uint32_t nb = (cnt >> BLOCK_SHIFT) + 1;
   uint32_t *bstart = calloc((size_t)nb + 1, sizeof *bstart);
@@ -114,21 +158,15 @@ static int build_preds(struct _hg_csr *c, const uint32_t *pre, uint32_t cnt, uin
   struct pair *pairs = NULL;
   uint32_t *preds = NULL;
   if (!bstart || !bpos) goto nomem;
-  const uint32_t *start = c->start, *tg = c->target;
-  for (uint32_t v = 0; v < c->n; v++)
-    if (pre[v] != HG_NONE)
-      for (uint32_t e = start[v], end = start[v + 1]; e < end; e++) bstart[(tg[e] >> BLOCK_SHIFT) + 1]++;
+  const uint32_t *tg = p->target;
+  uint32_t total = p->start[cnt]; /* edges of numbers 1..cnt (slots 0..cnt-1) */
+  for (uint32_t k = 0; k < total; k++) bstart[((tg[k] + 1) >> BLOCK_SHIFT) + 1]++;
   for (uint32_t b = 0; b < nb; b++) bstart[b + 1] += bstart[b];
-  uint32_t total = bstart[nb];
   if (!(pairs = _hg_malloc_big(((size_t)total + 1) * sizeof *pairs))) goto nomem;
   memcpy(bpos, bstart, ((size_t)nb + 1) * sizeof *bpos);
-  for (uint32_t v = 0; v < c->n; v++) {
-    uint32_t w = pre[v];
-    if (w == HG_NONE) continue;
-    for (uint32_t e = start[v], end = start[v + 1]; e < end; e++)
-      pairs[bpos[tg[e] >> BLOCK_SHIFT]++] = (struct pair){tg[e], w};
-  }
-  _hg_csr_free(c);
+  for (uint32_t x = 0; x < cnt; x++)
+    for (uint32_t k = p->start[x], end = p->start[x + 1]; k < end; k++)
+      pairs[bpos[(tg[k] + 1) >> BLOCK_SHIFT]++] = (struct pair){tg[k] + 1, x + 1};
   if (!(preds = _hg_calloc_big((size_t)total + 17, sizeof *preds))) goto nomem;
   for (uint32_t k = 0; k < total; k++) pstart[pairs[k].to + 1]++;
   for (uint32_t w = 1; w <= cnt + 1; w++) pstart[w] += pstart[w - 1];
@@ -253,7 +291,8 @@ static int iterate(const uint64_t *is_entry, uint32_t cnt, const uint32_t *paren
 /* ---- Driver ---- */
 
 int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
-                 uint32_t *order, uint32_t *idom, uint32_t *pre_out, uint32_t *reached) {
+                 uint32_t *order, uint32_t *idom, uint32_t *pre_out, uint32_t *reached,
+                 struct _hg_view *view) {
   uint32_t n = c->n, cnt = 0;
   size_t m = (size_t)n + 1;
   int rc = HG_ENOMEM;
@@ -264,12 +303,34 @@ int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_coun
   uint32_t *preds = NULL;
   uint64_t *is_entry = _hg_bits_new(n + 1);
   struct al *al = NULL;
+  struct _hg_csr p = {0};
+  struct dn *nd = NULL;
   if (!pre || !cur || !pstart || !is_entry) goto out;
-  memset(pre, 0xff, (size_t)n * sizeof *pre);
-  cnt = dfs(c, entries, entry_count, pre, order, parent, cur);
+  uint32_t me = c->start[n];
+  p.n = n;
+  p.start = _hg_malloc_big(m * sizeof *p.start);
+  p.target = _hg_malloc_big(((size_t)me + 1) * sizeof *p.target);
+  if (!p.start || !p.target || !(nd = _hg_malloc_big(m * sizeof *nd))) goto out;
+  for (uint32_t v = 0; v < n; v++) {
+    uint32_t s0 = c->start[v], s1 = c->start[v + 1];
+    nd[v] = (struct dn){HG_NONE, s0, s1, s0 < s1 ? c->target[s0] : 0};
+  }
+  cnt = dfs(nd, n, c->target, entries, entry_count, order, parent, cur, &p);
+  for (uint32_t v = 0; v < n; v++) pre[v] = nd[v].pre;
+  free(nd);
+  nd = NULL;
   for (uint32_t i = 0; i < entry_count; i++)
     if (entries[i] < n && pre[entries[i]] != HG_NONE) _hg_bit_set(is_entry, pre[entries[i]]);
-  if (build_preds(c, pre, cnt, pstart, &preds)) goto out;
+  renumber_rest(c, cnt, pre, cur, order, &p); /* cur is free scratch here */
+  _hg_csr_free(c);
+  if (build_preds(&p, cnt, pstart, &preds)) goto out;
+  if (view) {
+    view->c = p;
+    view->reached = cnt;
+    memset(&p, 0, sizeof p);
+  } else {
+    _hg_csr_free(&p);
+  }
   if (!pre_out) {
     free(pre);
     pre = NULL;
@@ -295,6 +356,8 @@ int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_coun
   rc = 0;
 out:
   _hg_csr_free(c);
+  _hg_csr_free(&p);
+  free(nd);
   if (!pre_out) free(pre);
   free(cur);
   free(pstart);
@@ -316,11 +379,18 @@ struct idom_job {
 static void *idom_to_nodes(void *arg) {
   struct idom_job *j = arg;
   struct hg_dominators *d = j->d;
-  memset(d->idom, 0xff, ((size_t)d->node_count + 1) * sizeof *d->idom);
-  for (uint32_t w = 1; w <= j->cnt; w++) {
-    uint32_t p = j->idw[w];
-    d->idom[d->order[w - 1]] = p ? d->order[p - 1] : HG_SUPER_ROOT;
+  const uint32_t *order = d->order, *idw = j->idw;
+  uint32_t n = d->node_count, cnt = j->cnt;
+  for (uint32_t w = 1; w <= cnt; w++) {
+    if (w + 32 <= cnt) {
+      __builtin_prefetch(&d->idom[order[w + 31]], 1);
+      __builtin_prefetch(&order[idw[w + 16] ? idw[w + 16] - 1 : 0]);
+    }
+    uint32_t p = idw[w];
+    d->idom[order[w - 1]] = p ? order[p - 1] : HG_SUPER_ROOT;
   }
+  for (uint32_t x = cnt; x < n; x++) d->idom[order[x]] = HG_NONE; /* unreached */
+  d->idom[n] = HG_NONE;
   return NULL;
 }
 
@@ -336,41 +406,60 @@ int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   uint32_t *entries = malloc(((size_t)g->root_count + 1) * sizeof *entries);
   uint32_t *idw = _hg_malloc_big(m * sizeof *idw);
   uint64_t *ret = NULL;
+  struct _hg_view *view = NULL;
   if (!d || !entries || !idw) goto nomem;
   d->node_count = n;
   if (!(d->order = _hg_malloc_big(m * sizeof *d->order))) goto nomem;
   for (uint32_t i = 0; i < g->root_count; i++) entries[i] = g->roots[i].target;
-  rc = _hg_dom_core(&c, entries, g->root_count, d->order, idw, NULL, &d->reachable_count);
+  if (!(view = calloc(1, sizeof *view))) goto nomem;
+  rc = _hg_dom_core(&c, entries, g->root_count, d->order, idw, NULL, &d->reachable_count, view);
   if (rc) goto fail;
   free(entries);
   entries = NULL;
   uint32_t cnt = d->reachable_count;
+  /* The view for later analyses: numbering and root reachability. */
+  view->node = _hg_malloc_big(m * sizeof *view->node);
+  view->reach = _hg_bits_new(n);
+  if (!view->node || !view->reach) goto nomem;
+  memcpy(view->node, d->order, (size_t)n * sizeof *view->node);
+  for (uint32_t w = 0; w < cnt; w++) _hg_bit_set(view->reach, d->order[w]);
   /* Retained sizes in preorder space (reverse preorder: every node is final
    * before its dominator gets it; ret[0], the super-root, ends as the total),
    * then scattered to node indices. */
   d->idom = _hg_malloc_big(m * sizeof *d->idom);
-  d->retained = _hg_calloc_big(m, sizeof *d->retained);
+  d->retained = _hg_malloc_big(m * sizeof *d->retained);
   if (!(ret = _hg_malloc_big(m * sizeof *ret)) || !d->idom || !d->retained) goto nomem;
   /* idom to node indices on the second core while this one does sizes. */
   struct idom_job job = {d, idw, cnt};
   pthread_t th;
   int threaded = pthread_create(&th, NULL, idom_to_nodes, &job) == 0;
   ret[0] = 0;
-  for (uint32_t w = 1; w <= cnt; w++) ret[w] = g->node_size[d->order[w - 1]];
+  const uint32_t *order = d->order; /* order[cnt..n-1]: the unreached nodes */
+  for (uint32_t w = 1; w <= cnt; w++) {
+    if (w + 32 <= cnt) __builtin_prefetch(&g->node_size[order[w + 31]]);
+    ret[w] = g->node_size[order[w - 1]];
+  }
   for (uint32_t w = cnt; w >= 1; w--) ret[idw[w]] += ret[w];
   d->reachable_bytes = ret[0];
-  for (uint32_t w = 1; w <= cnt; w++) d->retained[d->order[w - 1]] = ret[w];
+  for (uint32_t w = 1; w <= cnt; w++) {
+    if (w + 32 <= cnt) __builtin_prefetch(&d->retained[order[w + 31]], 1);
+    d->retained[order[w - 1]] = ret[w];
+  }
+  for (uint32_t x = cnt; x < n; x++) d->retained[order[x]] = 0;
+  d->retained[n] = 0;
   if (threaded)
     pthread_join(th, NULL);
   else
     idom_to_nodes(&job);
   free(idw);
   free(ret);
+  _hg_view_put(g, view);
   *out = d;
   return 0;
 nomem:
   rc = HG_ENOMEM;
 fail:
+  _hg_view_free(view);
   _hg_csr_free(&c);
   free(entries);
   free(idw);

@@ -66,6 +66,7 @@ void _hg_arena_free(struct hg_graph_priv *pv) {
 
 void hg_graph_free(struct hg_graph *g) {
   if (!g) return;
+  hg_graph_drop_cache(g);
   if (g->priv) {
     _hg_arena_free(g->priv);
     free(g->priv);

@@ -1,6 +1,7 @@
 /*
  * graph_priv.h — internals of struct hg_graph shared inside graph/: the
- * string arena that owns every text the reader copies. Not public.
+ * string arena that owns every text the reader copies, and the analyses'
+ * cache (derived data computed once, freed with the graph). Not public.
  */
 #ifndef HG_GRAPH_PRIV_H
 #define HG_GRAPH_PRIV_H
@@ -10,9 +11,14 @@
 #include "heapgraph.h"
 
 struct hg_arena_block;
+struct _hg_view;
 
 struct hg_graph_priv {
   struct hg_arena_block *blocks;
+  /* Analyses' cache (graph/analysis.h: struct _hg_view): the retaining
+   * edges in dominator-DFS preorder and root reachability, set by
+   * hg_dominators_compute, freed by hg_graph_drop_cache / hg_graph_free. */
+  struct _hg_view *view;
 };
 
 /* A zeroed graph with its priv attached, or NULL. */

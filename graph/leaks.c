@@ -7,7 +7,9 @@
  * root leaks; for each we report what it holds (everything reachable from
  * it, bounded work) and what it owns (its dominator subtree in the leaked
  * graph, linear time). Whole-region nodes are treated as roots, never leaks.
- * Iterative throughout. After one reachability pass over the whole graph,
+ * Iterative throughout. After one reachability pass over the whole graph
+ * (only from region nodes when hg_dominators_compute left its DFS view on
+ * the graph: root reachability is cached there),
  * everything works on the leaked subgraph renumbered densely (a compact
  * CSR in local numbers, same node and edge order as the graph), so the
  * SCC, dominator and BFS passes cost in proportion to the leak, not the
@@ -99,7 +101,7 @@ static int64_t root_groups(const struct sub *sb, struct hg_leak **out) {
   uint64_t *has_in = NULL;
   struct hg_leak *leaks = NULL;
   int64_t count = -1;
-  if (!comp || _hg_scc(&sb->c, NULL, comp, &ncomp)) goto out;
+  if (!comp || _hg_scc(&sb->c, NULL, 0, comp, &ncomp)) goto out;
   if (!(has_in = _hg_bits_new(n)) || !(slot = _hg_malloc_big(((size_t)n + 1) * sizeof *slot))) goto out;
   for (uint32_t v = 0; v < n; v++)
     for (uint32_t e = start[v]; e < start[v + 1]; e++)
@@ -144,7 +146,7 @@ static int owned_sizes(const struct sub *sb, struct hg_leak *leaks,
   memcpy(cp.start, sb->c.start, sz * sizeof *cp.start);
   memcpy(cp.target, sb->c.target, (size_t)m * sizeof *cp.target);
   for (uint32_t i = 0; i < nleaks; i++) entries[i] = leaks[i].node;
-  if ((rc = _hg_dom_core(&cp, entries, nleaks, order, idom, pre, &reached))) goto out;
+  if ((rc = _hg_dom_core(&cp, entries, nleaks, order, idom, pre, &reached, NULL))) goto out;
   rc = HG_ENOMEM;
   if (!(cnt = _hg_calloc_big(sz, sizeof *cnt)) || !(bytes = _hg_malloc_big(sz * sizeof *bytes))) goto out;
   /* Preorder space; reverse preorder finishes each node before its idom. */
@@ -177,18 +179,31 @@ out:
  * per-node stamp instead of clearing a visited set. Stops exact counting
  * when the work budget runs out; work is one step per block plus one per
  * out-edge of it in the whole graph (retaining or not), checked between
- * blocks. Returns 1 if all exact, 0 if not, <0 err. */
+ * blocks. Returns 1 if all exact, 0 if not, <0 err.
+ * The BFS runs until the budget is spent, so its cost is the budget times
+ * the cost of a step: what a step reads of a block (edge range, degree,
+ * size, stamp) sits in one 24-byte record, and the queue says which blocks
+ * come next, so their records, edges and targets' records are prefetched. */
+struct held {
+  uint32_t start, end; /* edges in sb->c                       */
+  uint32_t deg;        /* out-degree in the whole graph         */
+  uint32_t stamp;      /* last BFS (root leak + 1) that saw it  */
+  uint64_t size;
+};
+
 static int held_sizes(const struct sub *sb, struct hg_leak *leaks,
                       uint32_t nleaks, uint64_t budget) {
   uint32_t n = sb->c.n;
-  const uint32_t *start = sb->c.start, *tg = sb->c.target;
-  uint32_t *stamp = _hg_calloc_big((size_t)n + 1, sizeof *stamp);
+  const uint32_t *tg = sb->c.target;
+  struct held *h = _hg_malloc_big(((size_t)n + 1) * sizeof *h);
   uint32_t *queue = _hg_malloc_big(((size_t)n + 1) * sizeof *queue);
-  if (!stamp || !queue) {
-    free(stamp);
+  if (!h || !queue) {
+    free(h);
     free(queue);
     return HG_ENOMEM;
   }
+  for (uint32_t x = 0; x < n; x++)
+    h[x] = (struct held){sb->c.start[x], sb->c.start[x + 1], sb->deg[x], 0, sb->size[x]};
   uint64_t work = 0;
   int exact = 1;
   for (uint32_t i = 0; i < nleaks; i++) {
@@ -200,16 +215,22 @@ static int held_sizes(const struct sub *sb, struct hg_leak *leaks,
     }
     size_t head = 0, tail = 0;
     uint64_t bytes = 0;
-    stamp[l->node] = i + 1;
+    h[l->node].stamp = i + 1;
     queue[tail++] = l->node;
     while (head < tail && work <= budget) {
-      uint32_t x = queue[head++];
-      bytes += sb->size[x];
-      work += 1 + (uint64_t)sb->deg[x];
-      for (uint32_t e = start[x]; e < start[x + 1]; e++) {
+      if (head + 4 < tail) { /* the targets' records of a block 4 ahead */
+        const struct held *a = &h[queue[head + 4]];
+        for (uint32_t e = a->start; e < a->end && e < a->start + 4; e++) __builtin_prefetch(&h[tg[e]]);
+      }
+      if (head + 8 < tail) __builtin_prefetch(&tg[h[queue[head + 8]].start]);
+      if (head + 16 < tail) __builtin_prefetch(&h[queue[head + 16]]);
+      const struct held *hx = &h[queue[head++]];
+      bytes += hx->size;
+      work += 1 + (uint64_t)hx->deg;
+      for (uint32_t e = hx->start; e < hx->end; e++) {
         uint32_t t = tg[e];
-        if (stamp[t] != i + 1) {
-          stamp[t] = i + 1;
+        if (h[t].stamp != i + 1) {
+          h[t].stamp = i + 1;
           queue[tail++] = t;
         }
       }
@@ -223,7 +244,7 @@ static int held_sizes(const struct sub *sb, struct hg_leak *leaks,
       l->bytes = bytes;
     }
   }
-  free(stamp);
+  free(h);
   free(queue);
   return exact;
 }

@@ -2,16 +2,19 @@
  * retaining.c — the retaining-edge view of a graph that the analyses walk:
  * a compact CSR holding only conservative/interior/strong edges (built by
  * one sequential pass, so the hot loops of dominators and SCC never look at
- * edge_kind), and reachability from the roots.
+ * edge_kind), the cached DFS view (struct _hg_view, kept on the graph's
+ * priv), and reachability from the roots.
  *
- * Owns _hg_csr_retaining, _hg_csr_free and _hg_reachable(_par). Never
- * modifies the graph.
+ * Owns _hg_csr_retaining, _hg_csr_free, the _hg_view cache
+ * (_hg_view_get/put/free, hg_graph_drop_cache) and _hg_reachable(_par).
+ * Never modifies the graph's arrays (the cache lives in g->priv).
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/analysis.h"
+#include "graph/graph_priv.h"
 
 int _hg_csr_retaining(const struct hg_graph *g, struct _hg_csr *c) {
   uint32_t n = g->node_count, m = 0;
@@ -42,6 +45,44 @@ void _hg_csr_free(struct _hg_csr *c) {
   free(c->start);
   free(c->target);
   c->start = c->target = NULL;
+}
+
+/* ---- The cached DFS view ---- */
+
+void _hg_view_free(struct _hg_view *v) {
+  if (!v) return;
+  _hg_csr_free(&v->c);
+  free(v->node);
+  free(v->reach);
+  free(v);
+}
+
+const struct _hg_view *_hg_view_get(const struct hg_graph *g) {
+  const struct hg_graph_priv *pv = g ? g->priv : NULL;
+  const struct _hg_view *v = pv ? pv->view : NULL;
+  if (!v || v->c.n != g->node_count || v->edge_count != g->edge_count ||
+      v->root_count != g->root_count)
+    return NULL;
+  return v;
+}
+
+void _hg_view_put(struct hg_graph *g, struct _hg_view *v) {
+  if (!g->priv && !(g->priv = calloc(1, sizeof(struct hg_graph_priv)))) {
+    _hg_view_free(v); /* graphs made without the loader have no priv yet */
+    return;
+  }
+  struct hg_graph_priv *pv = g->priv;
+  _hg_view_free(pv->view);
+  v->edge_count = g->edge_count;
+  v->root_count = g->root_count;
+  pv->view = v;
+}
+
+void hg_graph_drop_cache(struct hg_graph *g) {
+  struct hg_graph_priv *pv = g ? g->priv : NULL;
+  if (!pv) return;
+  _hg_view_free(pv->view);
+  pv->view = NULL;
 }
 
 static int region_only(const struct hg_graph *g, uint32_t v) {
@@ -116,11 +157,17 @@ static uint64_t *reachable(const struct hg_graph *g, int regions_are_roots, int 
     free(b.queue);
     return NULL;
   }
-  for (uint32_t i = 0; i < g->root_count; i++) {
-    uint32_t t = g->roots[i].target;
-    if (t < n && !_hg_bit(b.seen, t)) {
-      _hg_bit_set(b.seen, t);
-      b.queue[b.tail++] = t;
+  const struct _hg_view *vw = _hg_view_get(g);
+  if (vw) {
+    /* Root reachability is cached (a closed set): only regions are new. */
+    memcpy(b.seen, vw->reach, ((size_t)n / 64 + 1) * sizeof *b.seen);
+  } else {
+    for (uint32_t i = 0; i < g->root_count; i++) {
+      uint32_t t = g->roots[i].target;
+      if (t < n && !_hg_bit(b.seen, t)) {
+        _hg_bit_set(b.seen, t);
+        b.queue[b.tail++] = t;
+      }
     }
   }
   if (regions_are_roots)

@@ -7,15 +7,19 @@
  * 2016), made iterative: one uint32 per node (rindex, which ends up as the
  * component id) plus one bit, an explicit DFS stack of (node, edge cursor)
  * and Tarjan's component stack, both on the heap. Never recurses. It walks
- * a CSR (the graph's own, skipping non-retaining kinds, or leaks.c's
- * compact one) and prefetches each new node's targets. hg_cycles_find computes root reachability (for "leaked") on a
- * second thread meanwhile; it only reads the graph.
+ * a CSR (the graph's own, skipping non-retaining kinds; the cached DFS
+ * view, where nodes are entered nearly in order and prefetched ahead; or
+ * leaks.c's compact one) and prefetches each new node's targets.
+ * hg_cycles_find takes root reachability (for "leaked") from the view, or
+ * computes it on a second thread meanwhile; it only reads the graph.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/analysis.h"
+
+#define SEQ_AHEAD 16 /* nodes of prefetch distance on a DFS view      */
 
 struct frame {
   uint32_t node, edge;
@@ -37,7 +41,8 @@ static int grow(void **p, size_t *cap, size_t elem) {
   return 0;
 }
 
-int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, uint32_t *comp, uint32_t *count) {
+int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, int seq, uint32_t *comp,
+            uint32_t *count) {
   uint32_t n = cs->n;
   const uint32_t *start = cs->start, *tg = cs->target;
   uint32_t *rindex = comp;
@@ -70,10 +75,18 @@ int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, uint32_t *comp, uint3
           rindex[w] = index++;
           _hg_bit_set(is_root, w);
           st.f[st.fn++] = (struct frame){w, start[w]};
-          /* overlap the next cache misses of this DFS chain */
-          for (uint32_t k = start[w], i = 0; k < start[w + 1] && i < 8; k++, i++) {
-            __builtin_prefetch(&rindex[tg[k]]);
-            __builtin_prefetch(&start[tg[k]]);
+          if (seq) {
+            /* DFS view: the next nodes entered are most likely w + 1, w + 2
+             * ...: ask for their targets' indices well ahead. */
+            uint32_t a = w + SEQ_AHEAD < n ? w + SEQ_AHEAD : n - 1;
+            for (uint32_t k = start[a], i = 0; k < start[a + 1] && i < 8; k++, i++)
+              __builtin_prefetch(&rindex[tg[k]]);
+          } else {
+            /* overlap the next cache misses of this DFS chain */
+            for (uint32_t k = start[w], i = 0; k < start[w + 1] && i < 8; k++, i++) {
+              __builtin_prefetch(&rindex[tg[k]]);
+              __builtin_prefetch(&start[tg[k]]);
+            }
           }
           descended = 1;
           break;
@@ -110,15 +123,25 @@ out:
 
 /* ---- Retain cycles ---- */
 
+/* Biggest bytes first, then most members, then lowest first member (the
+ * lowest address: members are in address order): independent of how the
+ * components were numbered, so the report is the same whichever SCC path
+ * (cached DFS view or the graph's own CSR) found them. */
+struct keyed {
+  struct hg_cycle c;
+  uint32_t low; /* lowest member node */
+};
+
 static int by_bytes_desc(const void *a, const void *b) {
-  const struct hg_cycle *x = a, *y = b;
-  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
-  if (x->count != y->count) return x->count > y->count ? -1 : 1;
-  return x->first < y->first ? -1 : x->first > y->first;
+  const struct keyed *x = a, *y = b;
+  if (x->c.bytes != y->c.bytes) return x->c.bytes > y->c.bytes ? -1 : 1;
+  if (x->c.count != y->c.count) return x->c.count > y->c.count ? -1 : 1;
+  return x->low < y->low ? -1 : x->low > y->low;
 }
 
 /* Reachability from the roots, for the "leaked" flag: independent of the
- * SCC, so it runs on the second core meanwhile (or inline if no thread). */
+ * SCC, so it runs on the second core meanwhile (or inline if no thread).
+ * With a cached DFS view it is a copy of the view's bitmap. */
 struct reach_job {
   const struct hg_graph *g;
   uint64_t *reach;
@@ -130,6 +153,29 @@ static void *reach_thread(void *arg) {
   return NULL;
 }
 
+/* Component ids per node (comp, n entries). With the cached DFS view the
+ * SCC runs in its numbering (nodes entered nearly in order, prefetched
+ * ahead) and the ids are scattered back to nodes; otherwise on the graph's
+ * own CSR, filtering kinds on the fly (no copy to build). */
+static int components(const struct hg_graph *g, uint32_t *comp, uint32_t *ncomp) {
+  const struct _hg_view *vw = _hg_view_get(g);
+  uint32_t n = g->node_count;
+  if (!vw) {
+    struct _hg_csr cs = {n, g->edge_start, g->edge_target};
+    return _hg_scc(&cs, g->edge_kind, 0, comp, ncomp);
+  }
+  uint32_t *cx = _hg_malloc_big(((size_t)n + 1) * sizeof *cx);
+  if (!cx) return HG_ENOMEM;
+  int rc = _hg_scc(&vw->c, NULL, 1, cx, ncomp);
+  if (!rc)
+    for (uint32_t x = 0; x < n; x++) {
+      if (x + 32 < n) __builtin_prefetch(&comp[vw->node[x + 32]], 1);
+      comp[vw->node[x]] = cx[x];
+    }
+  free(cx);
+  return rc;
+}
+
 int hg_cycles_find(struct hg_graph *g, uint32_t min_size, struct hg_cycles **out) {
   if (!g || !out) return HG_EINVAL;
   *out = NULL;
@@ -137,16 +183,15 @@ int hg_cycles_find(struct hg_graph *g, uint32_t min_size, struct hg_cycles **out
   uint32_t n = g->node_count, ncomp = 0, nmem = 0, ncyc = 0;
   struct hg_cycles *r = calloc(1, sizeof *r);
   uint32_t *comp = _hg_malloc_big(((size_t)n + 1) * sizeof *comp);
-  uint32_t *size = NULL;
+  uint32_t *size = NULL, *members = NULL;
   uint64_t *reach = NULL;
+  struct keyed *ky = NULL;
   int rc = HG_ENOMEM;
   if (!r || !comp) goto fail;
   struct reach_job job = {g, NULL};
   pthread_t th;
-  int threaded = pthread_create(&th, NULL, reach_thread, &job) == 0;
-  /* The graph's own CSR, filtering by kind on the fly: no copy to build. */
-  struct _hg_csr cs = {n, g->edge_start, g->edge_target};
-  rc = _hg_scc(&cs, g->edge_kind, comp, &ncomp);
+  int threaded = !_hg_view_get(g) && pthread_create(&th, NULL, reach_thread, &job) == 0;
+  rc = components(g, comp, &ncomp);
   if (threaded)
     pthread_join(th, NULL);
   else
@@ -168,32 +213,46 @@ int hg_cycles_find(struct hg_graph *g, uint32_t min_size, struct hg_cycles **out
       size[c] = HG_NONE;
     }
   }
-  r->members = _hg_malloc_big(((size_t)nmem + 1) * sizeof *r->members);
-  if (!r->members) goto fail;
+  members = _hg_malloc_big(((size_t)nmem + 1) * sizeof *members);
+  if (!members) goto fail;
   for (uint32_t i = 0; i < n; i++)
-    if (size[comp[i]] != HG_NONE) r->members[size[comp[i]]++] = i;
-  r->cycles = calloc((size_t)ncyc + 1, sizeof *r->cycles);
-  if (!r->cycles || !reach) goto fail;
+    if (size[comp[i]] != HG_NONE) members[size[comp[i]]++] = i;
+  ky = calloc((size_t)ncyc + 1, sizeof *ky);
+  if (!ky || !reach) goto fail;
   ncyc = 0;
   for (uint32_t i = 0; i < nmem; i++) {
-    uint32_t v = r->members[i];
-    if (i == 0 || comp[v] != comp[r->members[i - 1]]) {
-      r->cycles[ncyc++] = (struct hg_cycle){.first = i, .leaked = !_hg_bit(reach, v)};
+    uint32_t v = members[i];
+    if (i == 0 || comp[v] != comp[members[i - 1]]) {
+      ky[ncyc++] = (struct keyed){{.first = i, .leaked = !_hg_bit(reach, v)}, v};
     }
-    struct hg_cycle *cy = &r->cycles[ncyc - 1];
+    struct hg_cycle *cy = &ky[ncyc - 1].c;
     cy->count++;
     cy->bytes += g->node_size[v];
   }
+  qsort(ky, ncyc, sizeof *ky, by_bytes_desc);
+  /* Lay the members out in report order. */
+  r->members = _hg_malloc_big(((size_t)nmem + 1) * sizeof *r->members);
+  r->cycles = calloc((size_t)ncyc + 1, sizeof *r->cycles);
+  if (!r->members || !r->cycles) goto fail;
+  for (uint32_t k = 0, at = 0; k < ncyc; k++) {
+    r->cycles[k] = ky[k].c;
+    r->cycles[k].first = at;
+    memcpy(r->members + at, members + ky[k].c.first, (size_t)ky[k].c.count * sizeof *members);
+    at += ky[k].c.count;
+  }
   r->count = ncyc;
-  qsort(r->cycles, ncyc, sizeof *r->cycles, by_bytes_desc);
   free(comp);
   free(size);
+  free(members);
+  free(ky);
   free(reach);
   *out = r;
   return 0;
 fail:
   free(comp);
   free(size);
+  free(members);
+  free(ky);
   free(reach);
   hg_cycles_free(r);
   return rc;

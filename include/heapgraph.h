@@ -407,6 +407,15 @@ HG_API int hg_capture(const char *path, const struct hg_options *o);
 /* 1 if an edge of this kind keeps its target alive. */
 HG_API int hg_edge_kind_retains(uint32_t kind);
 
+/* Analysis cache. hg_dominators_compute leaves derived data on the graph
+ * (its retaining edges renumbered in DFS preorder and root reachability:
+ * ~4 bytes per node plus 4 per retaining edge) that later analyses reuse —
+ * hg_leaks_find, hg_cycles_find and the heapsnapshot export then skip their
+ * own whole-graph passes; results are identical with or without it. It is
+ * freed with the graph, or now by hg_graph_drop_cache() (to get the memory
+ * back, or after changing the graph's arrays in place). NULL is fine. */
+HG_API void hg_graph_drop_cache(struct hg_graph *g);
+
 struct hg_dominators {
   uint32_t node_count;
   uint32_t reachable_count;   /* nodes reachable from the roots            */
@@ -424,7 +433,8 @@ struct hg_dominators {
 /* Dominator tree and retained sizes over the retaining edges (weak and
  * unowned edges excluded): iterative Cooper-Harvey-Kennedy with a SEMI-NCA
  * fallback, on a compact retaining-edge copy (no reverse CSR needed). Starts
- * one helper thread that only reads the graph. 0, HG_ENOMEM, HG_EINVAL. */
+ * one helper thread that only reads the graph; leaves its DFS view on the
+ * graph for later analyses (see hg_graph_drop_cache). 0, HG_ENOMEM, HG_EINVAL. */
 HG_API int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out);
 HG_API void hg_dominators_free(struct hg_dominators *d);
 /* The (up to) k reachable nodes with the biggest retained sizes, biggest
@@ -470,7 +480,8 @@ HG_API int hg_leaks_find(struct hg_graph *g, struct hg_leaks **out);
 HG_API void hg_leaks_free(struct hg_leaks *l);
 
 /* Reference cycles: strongly connected groups of at least min_size (>= 2)
- * nodes over retaining edges, biggest bytes first. */
+ * nodes over retaining edges, biggest bytes first (ties: more members, then
+ * lowest member address); members[] is laid out in that order. */
 struct hg_cycle {
   uint32_t first;         /* index of its first member in members[]        */
   uint32_t count;         /* members                                       */
