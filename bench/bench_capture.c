@@ -4,6 +4,8 @@
  * -DHG_BENCH_LSAN=1 -fsanitize=leak).
  *
  *   bench_capture BLOCKS OUTDIR    prints one line "key=value …" per mode
+ *   (HG_BENCH_MODE=fork or suspend runs only that mode, HG_BENCH_REPS=N takes
+ *   the best of N captures instead of 2: for profiling and A/B runs)
  *
  * The heap: BLOCKS blocks of 16..440 bytes (~228 bytes average), each
  * holding two pointers to other blocks, all reachable from one array.
@@ -76,16 +78,20 @@ int main(int argc, char **argv) {
 #else
   printf("fork blocks=%zu bare_fork_ms=%.2f\n", n, bare_fork_ms());
   static const char *names[] = {"fork", "suspend"};
+  const char *only = getenv("HG_BENCH_MODE"); /* fork|suspend: profile one mode */
   for (int m = 0; m < 2; m++) {
+    if (only && strcmp(only, names[m]) != 0) continue;
     char path[512];
     snprintf(path, sizeof path, "%s/bench_capture_%zu_%s.hgsnap", dir, n, names[m]);
     struct hg_options o;
     struct hg_capture_stats st, best;
     memset(&best, 0, sizeof best);
     best.total_ns = UINT64_MAX;
-    for (int k = 0; k < 2; k++) {
+    int reps = getenv("HG_BENCH_REPS") ? atoi(getenv("HG_BENCH_REPS")) : 2;
+    for (int k = 0; k < reps || k < 1; k++) {
       hg_options_init(&o);
       o.mode = m ? HG_MODE_SUSPEND : HG_MODE_FORK;
+      if (getenv("HG_BENCH_HELPERS")) o.helpers = (uint32_t)atoi(getenv("HG_BENCH_HELPERS"));
       o.stats = &st;
       int rc = hg_capture(path, &o);
       if (rc) {

@@ -63,6 +63,14 @@ static uint32_t noop_classify(struct hg_classify_reg *, uint64_t, uint64_t, cons
   return n && w[0] == 1 ? 1 : 0; /* looks at the word, never matches */
 }
 
+/* The same, split like the real classifiers (identify on the helper) */
+static uint32_t noop_identify(void *, const struct hg_cap *, uint64_t, uint64_t, const uint64_t *w,
+                              uint32_t n) {
+  return n && w[0] == 1 ? 1 : 0;
+}
+
+static uint32_t noop_class_of(struct hg_classify_reg *, uint32_t) { return 0; }
+
 static double ms(uint64_t ns) { return ns / 1e6; }
 
 static uint64_t minimum(const std::vector<uint64_t> &v) { return *std::min_element(v.begin(), v.end()); }
@@ -93,7 +101,8 @@ int main(int argc, char **argv) {
 
   static const struct hg_classifier *const on[] = {&_hg_classifier_cxx, nullptr};
   static const struct hg_classifier *const off[] = {nullptr};
-  static const struct hg_classifier noop = {"noop", nullptr, noop_classify, nullptr, nullptr};
+  static const struct hg_classifier noop = {"noop",  nullptr,       noop_classify, nullptr,
+                                            nullptr, noop_identify, noop_class_of};
   static const struct hg_classifier *const hook[] = {&noop, nullptr};
   static const struct hg_classifier *const *const lists[3] = {on, off, hook};
   const int modes[2] = {HG_MODE_SUSPEND, HG_MODE_FORK};

@@ -56,6 +56,7 @@ static int capture_once(const char *path, struct hg_capture_stats *st) {
   struct hg_options o;
   hg_options_init(&o);
   o.mode = HG_MODE_SUSPEND;
+  if (getenv("HG_BENCH_HELPERS")) o.helpers = (uint32_t)atoi(getenv("HG_BENCH_HELPERS"));
   o.stats = st;
   return hg_capture(path, &o);
 }

@@ -37,6 +37,7 @@ void hg_options_init(struct hg_options *o) {
   o->freeze_timeout_ms = 2000;
   o->busy_retries = 200;
   o->child_timeout_ms = 600000;
+  o->helpers = 1;
 }
 
 /* ---- metadata ---- */
@@ -90,6 +91,8 @@ int _hg_capture_meta(struct hg_cap *c, int final) {
   add_num(&b, "freed_cached_excluded", c->freed_excluded);
   add_num(&b, "heap_errors", c->heap_errors);
   add_num(&b, "busy_retries", c->busy_retries);
+  add_num(&b, "scan_helper", (uint64_t)c->helper_used);
+  add_num(&b, "prefault_pages", c->prefault_pages);
   return hg_writer_meta(c->w, &b.m);
 }
 

@@ -24,6 +24,19 @@
  *      _UNOWNED) and sets *field to a string id, or returns HG_EDGE_CONSERVATIVE
  *      to leave the edge untyped. Same rules as classify().
  *   4. finish()   — optional; after thaw (malloc allowed again): free state.
+ *
+ * A classifier may also split classify() in two, so that the pipelined scan
+ * (scan.c) can run the first half on its helper thread, next to the block
+ * contents it is reading anyway:
+ *   identify() — on the helper thread: pure — reads the block words, the
+ *      process memory through _hg_readable() and its prepared tables (it may
+ *      keep caches that only identify() touches), registers nothing, calls
+ *      nothing that takes locks or uses TLS. Returns a non-zero 32-bit token
+ *      or 0.
+ *   class_of() — on the capturing thread, in block order: the class id of a
+ *      token identify() returned (registering it on first use), or 0.
+ * classify() must equal class_of(identify()). Without both halves the
+ * engine calls classify() on the capturing thread.
  */
 #ifndef HG_CAPTURE_CLASSIFY_H
 #define HG_CAPTURE_CLASSIFY_H
@@ -48,6 +61,9 @@ struct hg_classifier {
   uint32_t (*edge)(struct hg_classify_reg *reg, uint32_t class_id, uint64_t offset,
                    uint32_t *field);
   void (*finish)(struct hg_classify_reg *reg);
+  uint32_t (*identify)(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
+                       const uint64_t *words, uint32_t nwords);
+  uint32_t (*class_of)(struct hg_classify_reg *reg, uint32_t token);
 };
 
 /* Registers a class with the snapshot; returns its id (>= 1) or 0. */

@@ -40,7 +40,7 @@ struct cxx_state {
   struct vcache_entry vcache[1u << VCACHE_BITS];
   struct hg_cxx_set set;
   struct hg_cxx_discovery disc;
-  const struct hg_cap *cap;
+  const struct hg_cap *cap;    /* for cap_read (set by identify)          */
   uint64_t cache_lo, cache_hi; /* last readable region met by the reader */
 };
 
@@ -100,9 +100,11 @@ static int cxx_prepare(struct hg_classify_reg *reg) {
   return 0;
 }
 
-static uint32_t cxx_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t size,
+/* The pure half: the validated type of the block's vptr (its slot + 1),
+ * or 0. */
+static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
                              const uint64_t *words, uint32_t nwords) {
-  struct cxx_state *st = reg->state;
+  struct cxx_state *st = state;
   (void)addr;
   (void)size;
   if (!st || nwords < 1) return 0;
@@ -116,17 +118,30 @@ static uint32_t cxx_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_
   if (vptr && e->vptr == vptr) {
     t = e->type;
   } else {
-    st->cap = reg->cap;
+    st->cap = c;
     t = _hg_cxx_check(&st->set, vptr, cap_read, st);
     if (!t) return 0;
     e->vptr = vptr;
     e->type = t;
   }
+  return (uint32_t)(t - st->set.slots) + 1;
+}
+
+/* The registering half (capturing thread): class id of a type. */
+static uint32_t cxx_class_of(struct hg_classify_reg *reg, uint32_t token) {
+  struct cxx_state *st = reg->state;
+  if (!st || token == 0 || token > st->set.cap) return 0;
+  struct hg_cxx_type *t = &st->set.slots[token - 1];
   if (!t->class_id) {
     uint32_t id = _hg_classify_class(reg, _hg_cxx_name(&st->set, t), HG_CLASS_CXX, 0);
     t->class_id = id ? id : CLASS_FAILED;
   }
   return t->class_id == CLASS_FAILED ? 0 : t->class_id;
+}
+
+static uint32_t cxx_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t size,
+                             const uint64_t *words, uint32_t nwords) {
+  return cxx_class_of(reg, cxx_identify(reg->state, reg->cap, addr, size, words, nwords));
 }
 
 static void cxx_finish(struct hg_classify_reg *reg) {
@@ -135,5 +150,5 @@ static void cxx_finish(struct hg_classify_reg *reg) {
 }
 
 const struct hg_classifier _hg_classifier_cxx = {
-    "c++", cxx_prepare, cxx_classify, NULL, cxx_finish,
+    "c++", cxx_prepare, cxx_classify, NULL, cxx_finish, cxx_identify, cxx_class_of,
 };

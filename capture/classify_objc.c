@@ -21,16 +21,23 @@
 #include "capture/classify.h"
 #include "capture/objc.h"
 
+#define IDC_SIZE 256 /* direct-mapped caches: objects of a few classes mix */
+#define EDC_SIZE 64
+
 struct objc_state {
   struct hg_objc_table t;
   int on;
   /* one-entry caches: neighbouring blocks often share a class, and the
    * edges of one block arrive together */
-  uint64_t last_isa, last_size;  /* isa word, instance size of last_id     */
-  uint32_t last_id;
-  uint32_t edge_id, edge_cls;
-  const uint32_t *edge_map;      /* word map of edge_cls, or NULL          */
-  uint32_t edge_words;
+  struct { /* identify(): isa word -> instance size, class index + 1       */
+    uint64_t isa, size;
+    uint32_t token;
+  } idc[IDC_SIZE];
+  struct { /* edge(): class id -> class index and word map               */
+    uint32_t id, cls;
+    const uint32_t *map;         /* word map of cls, or NULL               */
+    uint32_t words;
+  } edc[EDC_SIZE];
 };
 
 static struct objc_state state;
@@ -48,24 +55,42 @@ static int objc_prepare(struct hg_classify_reg *reg) {
   return 0;
 }
 
-static uint32_t objc_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t size,
+/* The pure half (may run on the helper thread): class index + 1, or 0.
+ * Its one-entry cache is its own. */
+static uint32_t objc_identify(void *state, const struct hg_cap *cap, uint64_t addr, uint64_t size,
                               const uint64_t *words, uint32_t nwords) {
   (void)addr;
-  struct objc_state *s = reg->state;
+  (void)cap;
+  struct objc_state *s = state;
   if (!s || !s->on || nwords == 0) return 0;
-  if (words[0] == s->last_isa && s->last_id && size >= s->last_size) return s->last_id;
-  uint32_t i = _hg_objc_classify_word(&s->t, words[0], size);
+  uint64_t isa = words[0];
+  uint32_t h = (uint32_t)(((isa >> 3) * 0x9E3779B97F4A7C15ull) >> 56) % IDC_SIZE;
+  if (s->idc[h].token && s->idc[h].isa == isa && size >= s->idc[h].size) return s->idc[h].token;
+  uint32_t i = _hg_objc_classify_word(&s->t, isa, size);
   if (i == HG_OBJC_NONE) return 0;
+  s->idc[h].isa = isa;
+  s->idc[h].size = _hg_objc_class_at(&s->t, i)->instance_size;
+  s->idc[h].token = i + 1;
+  return s->idc[h].token;
+}
+
+/* The registering half (capturing thread). */
+static uint32_t objc_class_of(struct hg_classify_reg *reg, uint32_t token) {
+  struct objc_state *s = reg->state;
+  if (!s || !s->on || !token) return 0;
+  uint32_t i = (uint32_t)(token - 1);
   struct hg_objc_class *c = _hg_objc_class_at(&s->t, i);
   if (!c->class_id) {
     uint32_t id = _hg_classify_class(reg, _hg_objc_str(&s->t, c->name), c->kind, c->instance_size);
     if (!id || _hg_objc_bind_id(&s->t, i, id) != 0) return 0;
     c->class_id = id;
   }
-  s->last_isa = words[0];
-  s->last_size = c->instance_size;
-  s->last_id = c->class_id;
   return c->class_id;
+}
+
+static uint32_t objc_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t size,
+                              const uint64_t *words, uint32_t nwords) {
+  return objc_class_of(reg, objc_identify(reg->state, reg->cap, addr, size, words, nwords));
 }
 
 static uint32_t objc_edge(struct hg_classify_reg *reg, uint32_t class_id, uint64_t offset,
@@ -73,27 +98,29 @@ static uint32_t objc_edge(struct hg_classify_reg *reg, uint32_t class_id, uint64
   struct objc_state *s = reg->state;
   *field = 0;
   if (!s || !s->on) return HG_EDGE_CONSERVATIVE;
-  if (class_id != s->edge_id) {
+  uint32_t h = class_id % EDC_SIZE;
+  if (s->edc[h].id != class_id) {
     uint32_t ci = _hg_objc_find_id(&s->t, class_id);
-    s->edge_id = class_id;
-    s->edge_cls = ci;
-    s->edge_map = NULL;
-    s->edge_words = 0;
+    s->edc[h].id = class_id;
+    s->edc[h].cls = ci;
+    s->edc[h].map = NULL;
+    s->edc[h].words = 0;
     if (ci != HG_OBJC_NONE) {
       const struct hg_objc_class *c = _hg_objc_class_at(&s->t, ci);
       if (c->map_first) {
-        s->edge_map = (const uint32_t *)s->t.wordmap.base + (c->map_first - 1);
-        s->edge_words = c->map_words;
+        s->edc[h].map = (const uint32_t *)s->t.wordmap.base + (c->map_first - 1);
+        s->edc[h].words = c->map_words;
       }
     }
   }
-  if (s->edge_cls == HG_OBJC_NONE) return HG_EDGE_CONSERVATIVE; /* another classifier's class */
+  uint32_t ci = s->edc[h].cls;
+  if (ci == HG_OBJC_NONE) return HG_EDGE_CONSERVATIVE; /* another classifier's class */
   struct hg_objc_ivar *v;
-  if (s->edge_map) { /* fast path: one array read */
-    uint32_t k = (offset & 7u) || offset / 8 >= s->edge_words ? 0 : s->edge_map[offset / 8];
+  if (s->edc[h].map) { /* fast path: one array read */
+    uint32_t k = (offset & 7u) || offset / 8 >= s->edc[h].words ? 0 : s->edc[h].map[offset / 8];
     v = k ? (struct hg_objc_ivar *)s->t.ivars.base + (k - 1) : NULL;
   } else {
-    v = _hg_objc_ivar_at(&s->t, s->edge_cls, offset);
+    v = _hg_objc_ivar_at(&s->t, ci, offset);
   }
   if (!v || !v->kind) return HG_EDGE_CONSERVATIVE;
   if (!v->field_id) v->field_id = _hg_classify_string(reg, _hg_objc_str(&s->t, v->name));
@@ -107,5 +134,5 @@ static void objc_finish(struct hg_classify_reg *reg) {
 }
 
 const struct hg_classifier _hg_classifier_objc = {
-    "objc", objc_prepare, objc_classify, objc_edge, objc_finish,
+    "objc", objc_prepare, objc_classify, objc_edge, objc_finish, objc_identify, objc_class_of,
 };

@@ -116,12 +116,12 @@ struct hg_cthread {
 struct hg_segment {
   uint64_t base, end;
   uint32_t first, count;  /* node index range                              */
-  uint32_t index_off;     /* first granule slot in ptr index               */
-  uint32_t granules;      /* granule count (0: linear search, count <= 2)  */
+  uint32_t index_off;     /* first uint32 of its index in c->index         */
+  uint32_t granules;      /* granules covered (0: no index, linear search) */
   uint32_t shift;         /* granule = 1 << shift bytes                    */
   uint32_t flags;         /* HG_NODE_* for every node of the segment       */
   uint32_t heap_id;       /* writer heap id                                */
-  uint32_t pad;
+  uint32_t ix_kind;       /* HG_IX_* (ptrindex.h)                          */
 };
 
 /* A node: offset from its segment's base and usable size, in 8-byte units
@@ -147,9 +147,13 @@ struct hg_cap {
   struct hg_vec segments;   /* struct hg_segment, sorted by base            */
   struct hg_vec nodes;      /* struct hg_cnode (8 bytes per node); created
                                on first use by _hg_seg_begin if not yet    */
-  struct hg_vec index;      /* uint32: first node per granule               */
+  struct hg_vec index;      /* uint32: per-segment index (ptrindex.h)       */
   struct hg_vec freelist;   /* uint64: user addresses of cached-free blocks */
   struct hg_vec work;       /* platform work space (uint64)                 */
+  struct hg_vec helper_stack; /* the helper thread's stack (platform.h)   */
+  struct hg_vec ring;       /* scan.c: resolved edges between the threads   */
+  int helper_used;          /* the scan ran pipelined on a helper thread    */
+  uint64_t prefault_pages;  /* pages the helper touched ahead of the walk   */
 
   uint64_t heap_lo, heap_hi;  /* bounds of all segments                     */
   uint64_t own_lo[4], own_hi[4]; /* heapgraph's own mappings (writer …)     */

@@ -54,6 +54,22 @@ int _hg_plat_threads_finish(struct hg_cap *c);
  * c->heap_reason when nothing could be walked. */
 int _hg_plat_heap_walk(struct hg_cap *c);
 
+/* ---- a helper thread (while frozen) ---- */
+
+/* Runs fn(arg) on a second thread of the capturing process (or of the fork
+ * child), if the platform can and hg_options.helpers allows. fn may do
+ * nothing but read and write memory and call _hg_plat_wait/_wake/_yield:
+ * no libc, no malloc, no TLS. One helper at a time; 0, or < 0 when there is
+ * none (the caller then does the work itself). */
+int _hg_plat_helper_start(struct hg_cap *c, void (*fn)(void *), void *arg);
+/* Waits until the helper's fn has returned. Safe to call when none runs. */
+void _hg_plat_helper_join(struct hg_cap *c);
+/* Sleeps while *addr == val (may wake spuriously); wakes one sleeper;
+ * gives the core away (the other thread may be waiting for it). */
+void _hg_plat_wait(volatile uint32_t *addr, uint32_t val);
+void _hg_plat_wake(volatile uint32_t *addr);
+void _hg_plat_yield(void);
+
 /* ---- fork mode ---- */
 
 /* Runs body(c) in a copy-on-write child of the frozen process; calls

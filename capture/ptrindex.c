@@ -3,19 +3,24 @@
  *
  * Nodes are grouped in segments (a contiguous allocator area: main heap, an
  * arena heap, one mmapped chunk …). A node costs 8 bytes (32-bit offset and
- * size in 8-byte units); the index adds one 32-bit "first node overlapping
- * this granule" per granule of a segment, with granules sized so there are
- * never more than two per node. A lookup is: global [lo, hi) rejection,
- * binary search over segments (few), one granule load, and a short forward
- * walk (at most the nodes of one granule).
+ * size in 8-byte units). The index (one per segment, layouts in ptrindex.h)
+ * is either a rank bitmap of node starts — a lookup reads one cache line and,
+ * for a pointer to a block's start, nothing else — or, where that bitmap
+ * would cost more scratch, one uint32 "first node overlapping this granule"
+ * per granule (granules sized so there are never more than two per node).
+ * A lookup is: global [lo, hi) rejection, binary search over segments (few),
+ * then the segment's index.
  *
  * Never calls malloc (scratch vectors only).
  */
 #include <string.h>
 
-#include "capture/internal.h"
+#include "capture/ptrindex.h"
 
-#define MIN_SHIFT 9u  /* 512-byte granules at most                         */
+#define MIN_SHIFT 9u  /* granule index: 512-byte granules at least         */
+/* The bitmap may cost up to this many bytes per node when the granule
+ * index would be smaller: it is the faster one (see _hg_index_build). */
+#define BITMAP_BYTES_PER_NODE 3u
 
 static struct hg_segment *cur_seg(struct hg_cap *c) {
   size_t n = _hg_vec_len(&c->segments);
@@ -96,8 +101,56 @@ void _hg_nodes_drop_freed(struct hg_cap *c) {
   _hg_vec_truncate(&c->segments, out_seg);
 }
 
+/* Granule index: ix[j] = first node whose end is beyond granule j's start. */
+static int build_granules(struct hg_cap *c, struct hg_segment *s, uint32_t shift, uint64_t g) {
+  uint32_t *ix = _hg_vec_push(&c->index, (size_t)g);
+  if (!ix) return HG_ENOMEM;
+  s->ix_kind = HG_IX_GRANULE;
+  s->granules = (uint32_t)g;
+  s->shift = shift;
+  uint32_t i = s->first, last = s->first + s->count;
+  for (uint64_t j = 0; j < g; j++) {
+    uint64_t gstart = s->base + (j << shift);
+    while (i < last && _hg_node_addr(c, s, i) + _hg_node_size(c, i) <= gstart) i++;
+    ix[j] = i;
+  }
+  return 0;
+}
+
+/* Rank bitmap: bit j set when a node starts at granule j (one at most: the
+ * granule divides every node offset). Lines start 64-byte aligned (the
+ * vector's base is page aligned). */
+static int build_bitmap(struct hg_cap *c, struct hg_segment *s, uint32_t shift, uint64_t g) {
+  size_t pad = (16 - _hg_vec_len(&c->index) % 16) % 16;
+  if (pad && !_hg_vec_push(&c->index, pad)) return HG_ENOMEM;
+  uint64_t nlines = (g + HG_RANK_BITS - 1) / HG_RANK_BITS;
+  s->index_off = (uint32_t)_hg_vec_len(&c->index);
+  struct hg_rank_line *l = _hg_vec_push(&c->index, (size_t)nlines * 16);
+  if (!l) return HG_ENOMEM;
+  s->ix_kind = HG_IX_BITMAP;
+  s->granules = (uint32_t)g;
+  s->shift = shift;
+  const struct hg_cnode *nd = (const struct hg_cnode *)c->nodes.base;
+  for (uint32_t i = s->first; i < s->first + s->count; i++) {
+    uint64_t pos = ((uint64_t)nd[i].off << 3) >> shift;
+    l[pos / HG_RANK_BITS].bits[(pos % HG_RANK_BITS) >> 6] |= 1ull << (pos & 63);
+  }
+  uint32_t before = 0;
+  for (uint64_t k = 0; k < nlines; k++) {
+    uint32_t in = 0;
+    l[k].before = before;
+    for (uint32_t w = 0; w < 6; w++) {
+      l[k].sub[w] = (uint16_t)in;
+      in += _hg_popcount64(l[k].bits[w]);
+    }
+    before += in;
+  }
+  return 0;
+}
+
 int _hg_index_build(struct hg_cap *c) {
   size_t nseg = _hg_vec_len(&c->segments);
+  const struct hg_cnode *nd = (const struct hg_cnode *)c->nodes.base;
   c->heap_lo = c->heap_hi = 0;
   for (size_t k = 0; k < nseg; k++) {
     struct hg_segment *s = _hg_vec_at(&c->segments, k);
@@ -105,45 +158,40 @@ int _hg_index_build(struct hg_cap *c) {
     c->heap_hi = s->end;
     s->granules = 0;
     s->shift = 0;
+    s->ix_kind = HG_IX_NONE;
     s->index_off = (uint32_t)_hg_vec_len(&c->index);
     if (s->count <= 2) continue;
     uint64_t len = s->end - s->base;
-    uint32_t shift = MIN_SHIFT;
-    while ((len >> shift) > 2 * (uint64_t)s->count) shift++;
-    uint64_t g = (len + ((uint64_t)1 << shift) - 1) >> shift;
-    if (g > UINT32_MAX) return HG_ELIMIT;
-    uint32_t *ix = _hg_vec_push(&c->index, (size_t)g);
-    if (!ix) return HG_ENOMEM;
-    s->granules = (uint32_t)g;
-    s->shift = shift;
-    /* ix[j] = first node whose end is beyond the granule's start */
-    uint32_t i = s->first, last = s->first + s->count;
-    for (uint64_t j = 0; j < g; j++) {
-      uint64_t gstart = s->base + (j << shift);
-      while (i < last && _hg_node_addr(c, s, i) + _hg_node_size(c, i) <= gstart) i++;
-      ix[j] = i;
+    /* granule index: granules of 512 bytes or more, at most two per node */
+    uint32_t gshift = MIN_SHIFT;
+    while ((len >> gshift) > 2 * (uint64_t)s->count) gshift++;
+    uint64_t gg = (len + ((uint64_t)1 << gshift) - 1) >> gshift;
+    /* bitmap: the granule is the largest power of two dividing every offset */
+    uint32_t offs = 0;
+    for (uint32_t i = s->first; i < s->first + s->count; i++) offs |= nd[i].off;
+    uint32_t bshift = 3 + (offs ? (uint32_t)__builtin_ctz(offs) : 20);
+    if (bshift > 23) bshift = 23;
+    uint64_t bg = (len + ((uint64_t)1 << bshift) - 1) >> bshift;
+    uint64_t bitmap_bytes = (bg + HG_RANK_BITS - 1) / HG_RANK_BITS * 64;
+    if (bg <= UINT32_MAX && (bitmap_bytes <= gg * 4 ||
+                             bitmap_bytes <= (uint64_t)BITMAP_BYTES_PER_NODE * s->count)) {
+      int rc = build_bitmap(c, s, bshift, bg);
+      if (rc) return rc;
+      continue;
     }
+    if (gg > UINT32_MAX) return HG_ELIMIT;
+    int rc = build_granules(c, s, gshift, gg);
+    if (rc) return rc;
   }
   return 0;
 }
 
 uint32_t _hg_index_lookup(const struct hg_cap *c, uint64_t v) {
   if (v < c->heap_lo || v >= c->heap_hi) return UINT32_MAX;
-  const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
-  size_t lo = 0, hi = _hg_vec_len(&c->segments);
-  while (hi - lo > 1) { /* last segment with base <= v */
-    size_t mid = (lo + hi) / 2;
-    if (segs[mid].base <= v) lo = mid; else hi = mid;
-  }
-  const struct hg_segment *s = &segs[lo];
-  if (v < s->base || v >= s->end) return UINT32_MAX;
-  uint32_t i = s->first, last = s->first + s->count;
-  if (s->granules) i = ((const uint32_t *)c->index.base)[s->index_off + ((v - s->base) >> s->shift)];
-  const struct hg_cnode *nd = (const struct hg_cnode *)c->nodes.base;
-  uint64_t rel = (v - s->base) >> 3;
-  for (; i < last; i++) {
-    if (rel < nd[i].off) return UINT32_MAX;
-    if (rel < (uint64_t)nd[i].off + nd[i].size) return i;
-  }
-  return UINT32_MAX;
+  const struct hg_segment *s = _hg_seg_of(c, v);
+  if (!s) return UINT32_MAX;
+  int known;
+  uint32_t i = _hg_ix_candidate(c, s, v, _hg_ix_slot(c, s, v), &known);
+  if (i == UINT32_MAX || (!known && !_hg_ix_contains(c, s, i, v))) return UINT32_MAX;
+  return i;
 }

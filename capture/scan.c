@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "capture/classify.h"
-#include "capture/internal.h"
+#include "capture/platform.h"
+#include "capture/ptrindex.h"
 
 static uint32_t classify_node(struct hg_cap *c, uint64_t addr, uint64_t size) {
   if (!c->nclassifiers) return 0;
@@ -41,83 +42,157 @@ static uint32_t edge_kind(struct hg_cap *c, uint32_t cls, uint64_t off, uint32_t
   return HG_EDGE_CONSERVATIVE;
 }
 
-/* Candidate words are resolved in batches: first the granule slots of the
- * whole batch are prefetched, then the nodes they name, then each word is
- * resolved. Independent cache misses overlap instead of queueing. */
+/* The helper's half of classification (classify.h): the first classifier
+ * with a non-zero token wins; *which is its index. */
+HG_NO_ASAN static uint32_t identify_node(const struct hg_cap *c, uint64_t addr, uint64_t size,
+                                         uint32_t *which) {
+  uint64_t words[HG_CLASSIFY_WORDS];
+  uint32_t n = (uint32_t)(size / 8 < HG_CLASSIFY_WORDS ? size / 8 : HG_CLASSIFY_WORDS);
+  for (uint32_t k = 0; k < n; k++) words[k] = ((const volatile uint64_t *)(uintptr_t)addr)[k];
+  for (uint32_t i = 0; i < c->nclassifiers; i++) {
+    uint32_t token = c->classifiers[i]->identify(c->classifier_state[i], c, addr, size, words, n);
+    if (token) {
+      *which = i;
+      return token;
+    }
+  }
+  return 0;
+}
+
+/* All classifiers split (classify.h): the helper identifies, this thread
+ * only registers. */
+static int split_classifiers(const struct hg_cap *c) {
+  for (uint32_t i = 0; i < c->nclassifiers; i++)
+    if (!c->classifiers[i]->identify || !c->classifiers[i]->class_of) return 0;
+  return 1;
+}
+
+/* Candidate words are resolved in batches: first the index memory of the
+ * whole batch is prefetched, then (only for words that are not known to be
+ * a block's first byte) the candidate nodes, then each word is resolved.
+ * Independent cache misses overlap instead of queueing. */
 #define BATCH 64
+#define CLASS_REC 1u /* offsets of words are multiples of 8 */
+#define SCAN_AHEAD 1024 /* bytes of block contents prefetched ahead */
+#define CLASSIFY_AHEAD 16 /* blocks whose first line is prefetched for classify */
 
 struct cand {
-  uint64_t v;
-  uint32_t src, off, cls; /* cls: the source block's class */
+  uint64_t v;             /* the word (or, for a class record, the token) */
+  uint32_t src, off, cls; /* cls: the source block's class (single thread);
+                             off = CLASS_REC + classifier: a class record  */
+  int known;              /* see _hg_ix_candidate                          */
   const struct hg_segment *seg;
-  const uint32_t *slot;
+  const void *slot;
+  uint32_t t;
 };
 
-static const struct hg_segment *seg_of(const struct hg_cap *c, uint64_t v) {
-  const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
-  size_t lo = 0, hi = _hg_vec_len(&c->segments);
-  while (hi - lo > 1) {
-    size_t mid = (lo + hi) / 2;
-    if (segs[mid].base <= v) lo = mid; else hi = mid;
+/* Resolves b[0..n): afterwards b[k].t is the target node or UINT32_MAX and
+ * b[k].known is 2 when v is the target's first byte. */
+HG_NO_ASAN static void resolve_batch(const struct hg_cap *c, struct cand *b, size_t n) {
+  const struct hg_cnode *nd = (const struct hg_cnode *)c->nodes.base;
+  const struct hg_segment *last = NULL; /* most pointers share a segment */
+  for (size_t k = 0; k < n; k++) {
+    if (b[k].off & 7) { /* a class record (pipelined scan): nothing to resolve */
+      b[k].seg = NULL;
+      b[k].slot = NULL;
+      continue;
+    }
+    uint64_t v = b[k].v;
+    if (!last || v < last->base || v >= last->end) {
+      const struct hg_segment *sg = _hg_seg_of(c, v);
+      if (sg) last = sg;
+      b[k].seg = sg;
+    } else {
+      b[k].seg = last;
+    }
+    b[k].slot = b[k].seg ? _hg_ix_slot(c, b[k].seg, b[k].v) : NULL;
+    if (b[k].slot) __builtin_prefetch(b[k].slot);
   }
-  const struct hg_segment *s = &segs[lo];
-  return (v >= s->base && v < s->end) ? s : NULL;
+  for (size_t k = 0; k < n; k++) {
+    b[k].t = UINT32_MAX;
+    b[k].known = 0;
+    if (!b[k].seg) continue;
+    b[k].t = _hg_ix_candidate(c, b[k].seg, b[k].v, b[k].slot, &b[k].known);
+    if (b[k].t != UINT32_MAX && !b[k].known) __builtin_prefetch(&nd[b[k].t]);
+  }
+  for (size_t k = 0; k < n; k++) {
+    const struct hg_segment *s = b[k].seg;
+    uint32_t t = b[k].t;
+    if (t == UINT32_MAX || b[k].known) continue;
+    if (!_hg_ix_contains(c, s, t, b[k].v)) b[k].t = UINT32_MAX;
+    else if (b[k].v == _hg_node_addr(c, s, t)) b[k].known = 2;
+  }
+}
+
+/* The kind of a resolved edge: named by a classifier, else conservative,
+ * or interior when it does not point at the target's first byte. */
+static uint32_t resolved_kind(struct hg_cap *c, uint32_t cls, uint32_t off, int at_start,
+                              uint32_t *field) {
+  uint32_t kind = HG_EDGE_CONSERVATIVE;
+  *field = 0;
+  if (cls) kind = edge_kind(c, cls, off, field);
+  if (kind == HG_EDGE_CONSERVATIVE && !at_start) kind = HG_EDGE_INTERIOR;
+  return kind;
 }
 
 static int flush_batch(struct hg_cap *c, struct cand *b, size_t n) {
-  const struct hg_cnode *nd = (const struct hg_cnode *)c->nodes.base;
-  const uint32_t *index = (const uint32_t *)c->index.base;
+  resolve_batch(c, b, n);
   for (size_t k = 0; k < n; k++) {
-    b[k].seg = seg_of(c, b[k].v);
-    b[k].slot = NULL;
-    if (b[k].seg && b[k].seg->granules) {
-      b[k].slot = &index[b[k].seg->index_off + ((b[k].v - b[k].seg->base) >> b[k].seg->shift)];
-      __builtin_prefetch(b[k].slot);
-    }
-  }
-  for (size_t k = 0; k < n; k++)
-    if (b[k].slot) __builtin_prefetch(&nd[*b[k].slot]);
-  for (size_t k = 0; k < n; k++) {
-    const struct hg_segment *s = b[k].seg;
-    if (!s) continue;
-    uint32_t i = b[k].slot ? *b[k].slot : s->first, last = s->first + s->count, t = UINT32_MAX;
-    uint64_t rel = (b[k].v - s->base) >> 3;
-    for (; i < last; i++) {
-      if (rel < nd[i].off) break;
-      if (rel < (uint64_t)nd[i].off + nd[i].size) {
-        t = i;
-        break;
-      }
-    }
-    if (t == UINT32_MAX) continue;
-    uint32_t kind = HG_EDGE_CONSERVATIVE, field = 0;
-    if (b[k].cls) kind = edge_kind(c, b[k].cls, b[k].off, &field);
-    if (kind == HG_EDGE_CONSERVATIVE && b[k].v != _hg_node_addr(c, s, t)) kind = HG_EDGE_INTERIOR;
-    int rc = hg_writer_edge(c->w, b[k].src, b[k].off, t, kind, field);
+    if (b[k].t == UINT32_MAX) continue;
+    uint32_t field, kind = resolved_kind(c, b[k].cls, b[k].off, b[k].known == 2, &field);
+    int rc = hg_writer_edge(c->w, b[k].src, b[k].off, b[k].t, kind, field);
     if (rc) return rc;
     c->edges++;
   }
   return 0;
 }
 
-/* One pass over the blocks: each is classified once, written as a node,
- * then its words are scanned for edges (the writer keeps node and edge
- * chunks apart; an edge may name a node written later). */
-HG_NO_ASAN int _hg_scan_nodes(struct hg_cap *c) {
+/* Prefetches block contents ahead of a forward walk through a segment:
+ * blocks are visited in address order, so the reads stream instead of
+ * stalling behind the random index lookups. */
+struct ahead {
+  uint64_t next, stop;
+};
+
+static void ahead_init(const struct hg_cap *c, const struct hg_segment *s, struct ahead *h) {
+  h->next = s->base;
+  h->stop = s->count ? _hg_node_addr(c, s, s->first + s->count - 1) +
+                           _hg_node_size(c, s->first + s->count - 1)
+                     : s->base;
+}
+
+static inline void ahead_to(struct ahead *h, uint64_t a, uint64_t want) {
+  if (h->next < a) h->next = a & ~(uint64_t)63;
+  for (; h->next < want && h->next < h->stop; h->next += 64)
+    __builtin_prefetch((const void *)(uintptr_t)h->next);
+}
+
+static int typed_edges(const struct hg_cap *c) { /* some classifier names edges */
+  int typed = 0;
+  for (uint32_t i = 0; i < c->nclassifiers; i++) typed |= c->classifiers[i]->edge != NULL;
+  return typed;
+}
+
+/* Single-threaded pass over the blocks: each is classified once, written
+ * as a node, then its words are scanned for edges (the writer keeps node
+ * and edge chunks apart; an edge may name a node written later). */
+HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
   size_t nseg = _hg_vec_len(&c->segments);
   const uint64_t lo = c->heap_lo, hi = c->heap_hi;
-  int typed_edges = 0; /* some classifier names edges: keep each block's class */
-  for (uint32_t i = 0; i < c->nclassifiers; i++) typed_edges |= c->classifiers[i]->edge != NULL;
+  int typed = typed_edges(c);
   struct cand batch[BATCH];
   size_t n = 0;
   for (size_t k = 0; k < nseg; k++) {
     const struct hg_segment *s = _hg_vec_at(&c->segments, k);
+    struct ahead h;
+    ahead_init(c, s, &h);
     for (uint32_t i = s->first; i < s->first + s->count; i++) {
       uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
+      ahead_to(&h, a, a + z + SCAN_AHEAD);
       uint32_t cls = classify_node(c, a, z);
       int rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id);
       if (rc) return rc;
-      if (!typed_edges) cls = 0;
+      if (!typed) cls = 0;
       const uint64_t *p = (const uint64_t *)(uintptr_t)a;
       uint64_t nw = z / 8;
       if (nw > UINT32_MAX / 8) nw = UINT32_MAX / 8; /* offsets are 32-bit */
@@ -136,6 +211,262 @@ HG_NO_ASAN int _hg_scan_nodes(struct hg_cap *c) {
     }
   }
   return n ? flush_batch(c, batch, n) : 0;
+}
+
+/* ---- pipelined pass: the helper thread reads every word and resolves the
+ * edges; the capturing thread classifies, writes the nodes and writes the
+ * resolved edges in order. They meet in a ring of resolved edges (fixed
+ * size, from scratch). The helper runs only code that calls nothing but
+ * _hg_plat_wait/_hg_plat_wake (platform.h). */
+
+#define RING (1u << 16) /* ring entries in flight (12 bytes each)       */
+#define SPINS 64        /* polls before giving the core away            */
+#define YIELDS 2000     /* sched_yield()s (~1 ms when a core is shared) before sleeping */
+
+/* A ring entry: an edge (off = byte offset, | AT_START when it points at
+ * the target's first byte; val = target node) or a class record (off & 7 ==
+ * CLASS_REC, classifier index in bits 8..15; val = its identify() token),
+ * which comes first among its node's entries. */
+struct redge {
+  uint32_t src, off, val;
+};
+#define AT_START 2u
+
+static struct pipeline {
+  /* written by the helper, read by the capturing thread */
+  _Alignas(64) volatile uint32_t head; /* edges published                   */
+  volatile uint32_t done_nodes; /* nodes below this have all edges published */
+  volatile uint32_t seq;        /* bumped at each publication                */
+  volatile uint32_t helper_sleeps;
+  /* the helper's own */
+  _Alignas(64) uint32_t whead;  /* write position                            */
+  uint32_t tail_seen;           /* last tail read (space check without it)   */
+  uint32_t woke_at;             /* whead when the capturing thread was woken */
+  /* written by the capturing thread */
+  _Alignas(64) volatile uint32_t tail; /* edges consumed                    */
+  volatile uint32_t main_sleeps, stop;
+  /* read-only while running */
+  _Alignas(64) struct hg_cap *c;
+  struct redge *ring;
+  int identify;                 /* the helper classifies (split classifiers) */
+} pl; /* one capture at a time (capture lock) */
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__ volatile("pause");
+#elif defined(__aarch64__)
+  __asm__ volatile("yield");
+#endif
+}
+
+/* Helper side: makes the edges written so far (and node progress)
+ * visible, then wakes the capturing thread if it sleeps. */
+static void publish(struct pipeline *p, uint32_t done, int force) {
+  __atomic_store_n(&p->head, p->whead, __ATOMIC_RELEASE);
+  __atomic_store_n(&p->done_nodes, done, __ATOMIC_RELEASE);
+  __atomic_store_n(&p->seq, p->seq + 1, __ATOMIC_SEQ_CST);
+  /* a sleeping capturing thread is woken for a good amount of work only:
+   * on a shared core every wake-up is a context switch */
+  if (__atomic_load_n(&p->main_sleeps, __ATOMIC_SEQ_CST) &&
+      (force || p->whead - p->woke_at >= RING / 4)) {
+    p->woke_at = p->whead;
+    _hg_plat_wake(&p->seq);
+  }
+}
+
+/* Helper side: waits for ring space; 0 when asked to stop. */
+static int ring_space(struct pipeline *p, uint32_t done) {
+  publish(p, done, 1); /* the capturing thread may be waiting for these */
+  for (uint32_t spin = 0;; spin++) {
+    if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) return 0;
+    uint32_t tail = __atomic_load_n(&p->tail, __ATOMIC_SEQ_CST);
+    p->tail_seen = tail;
+    if (p->whead - tail < RING) return 1;
+    if (spin < SPINS) {
+      cpu_relax();
+      continue;
+    }
+    if (spin < SPINS + YIELDS) { /* both threads may share one core */
+      _hg_plat_yield();
+      continue;
+    }
+    __atomic_store_n(&p->helper_sleeps, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&p->tail, __ATOMIC_SEQ_CST) == tail && !p->stop) _hg_plat_wait(&p->tail, tail);
+    __atomic_store_n(&p->helper_sleeps, 0, __ATOMIC_SEQ_CST);
+    spin = 0;
+  }
+}
+
+/* Resolves a batch and appends its edges; 0 when asked to stop. `done`:
+ * nodes before it are complete once the batch is in. */
+static int emit_batch(struct pipeline *p, struct cand *b, size_t n, uint32_t done) {
+  resolve_batch(p->c, b, n);
+  for (size_t k = 0; k < n; k++) {
+    int rec = (b[k].off & 7) == CLASS_REC;
+    if (!rec && b[k].t == UINT32_MAX) continue;
+    if (p->whead - p->tail_seen >= RING) {
+      p->tail_seen = __atomic_load_n(&p->tail, __ATOMIC_ACQUIRE);
+      if (p->whead - p->tail_seen >= RING && !ring_space(p, done > 0 ? b[k].src : 0)) return 0;
+    }
+    struct redge *e = &p->ring[p->whead % RING];
+    e->src = b[k].src;
+    if (rec) {
+      e->off = b[k].off;
+      e->val = (uint32_t)b[k].v;
+    } else {
+      e->off = b[k].off | (b[k].known == 2 ? AT_START : 0);
+      e->val = b[k].t;
+    }
+    p->whead++;
+  }
+  publish(p, done, 0);
+  return 1;
+}
+
+HG_NO_ASAN static void resolver(void *arg) {
+  struct pipeline *p = arg;
+  const struct hg_cap *c = p->c;
+  size_t nseg = _hg_vec_len(&c->segments);
+  const uint64_t lo = c->heap_lo, hi = c->heap_hi;
+  struct cand batch[BATCH];
+  size_t n = 0;
+  for (size_t k = 0; k < nseg; k++) {
+    const struct hg_segment *s = _hg_vec_at(&c->segments, k);
+    struct ahead h;
+    ahead_init(c, s, &h);
+    for (uint32_t i = s->first; i < s->first + s->count; i++) {
+      uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
+      ahead_to(&h, a, a + z + SCAN_AHEAD);
+      if (p->identify) { /* the class record goes first among node i's */
+        uint32_t which = 0;
+        uint32_t token = identify_node(c, a, z, &which);
+        if (token) {
+          batch[n].v = token;
+          batch[n].src = i;
+          batch[n].off = CLASS_REC | (which << 8);
+          if (++n == BATCH) {
+            if (!emit_batch(p, batch, n, i)) return;
+            n = 0;
+          }
+        }
+      }
+      const uint64_t *w = (const uint64_t *)(uintptr_t)a;
+      uint64_t nw = z / 8;
+      if (nw > UINT32_MAX / 8) nw = UINT32_MAX / 8; /* offsets are 32-bit */
+      for (uint64_t wi = 0; wi < nw; wi++) {
+        uint64_t v = w[wi];
+        if (v < lo || v >= hi) continue;
+        batch[n].v = v;
+        batch[n].src = i;
+        batch[n].off = (uint32_t)(wi * 8);
+        if (++n == BATCH) {
+          if (!emit_batch(p, batch, n, i)) return; /* nodes before i are complete */
+          n = 0;
+        }
+      }
+    }
+  }
+  if (n && !emit_batch(p, batch, n, batch[n - 1].src)) return;
+  publish(p, _hg_node_count(c), 1);
+}
+
+/* Capturing thread: makes consumed ring space visible to the helper. */
+static void consumed(struct pipeline *p, uint32_t tail) {
+  __atomic_store_n(&p->tail, tail, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&p->helper_sleeps, __ATOMIC_SEQ_CST)) _hg_plat_wake(&p->tail);
+}
+
+/* Capturing thread: waits for the next publication after `seq`. */
+static void wait_seq(struct pipeline *p, uint32_t seq) {
+  for (uint32_t spin = 0; spin < SPINS + YIELDS; spin++) {
+    if (__atomic_load_n(&p->seq, __ATOMIC_SEQ_CST) != seq) return;
+    if (spin < SPINS) cpu_relax();
+    else _hg_plat_yield(); /* both threads may share one core */
+  }
+  __atomic_store_n(&p->main_sleeps, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&p->seq, __ATOMIC_SEQ_CST) == seq) _hg_plat_wait(&p->seq, seq);
+  __atomic_store_n(&p->main_sleeps, 0, __ATOMIC_SEQ_CST);
+}
+
+static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
+  size_t nseg = _hg_vec_len(&c->segments);
+  int typed = typed_edges(c), rc = 0;
+  uint32_t tail = 0, told = 0, head = 0, done = 0; /* head, done: last read */
+  for (size_t k = 0; k < nseg && !rc; k++) {
+    const struct hg_segment *s = _hg_vec_at(&c->segments, k);
+    uint32_t end = s->first + s->count;
+    for (uint32_t i = s->first; i < end && !rc; i++) {
+      uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
+      uint32_t cls = 0, ecls = 0;
+      int written = 0;
+      if (!p->identify) { /* classified here; fetch the blocks ahead */
+        if (c->nclassifiers && i + CLASSIFY_AHEAD < end)
+          __builtin_prefetch((const void *)(uintptr_t)_hg_node_addr(c, s, i + CLASSIFY_AHEAD));
+        cls = classify_node(c, a, z);
+        if ((rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id))) break;
+        written = 1;
+        ecls = typed ? cls : 0;
+      }
+      for (;;) { /* node i's records, as the helper publishes them */
+        for (; tail != head && p->ring[tail % RING].src == i; tail++) {
+          const struct redge *e = &p->ring[tail % RING];
+          if ((e->off & 7) == CLASS_REC) { /* first of node i's, if any */
+            uint32_t w = (e->off >> 8) & 0xff;
+            struct hg_classify_reg reg = {c, c->classifier_state[w < HG_MAX_CLASSIFIERS ? w : 0]};
+            cls = w < c->nclassifiers ? c->classifiers[w]->class_of(&reg, e->val) : 0;
+            ecls = typed ? cls : 0;
+            continue;
+          }
+          if (!written) {
+            if ((rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id))) break;
+            written = 1;
+          }
+          uint32_t field, off = e->off & ~7u;
+          uint32_t kind = resolved_kind(c, ecls, off, (e->off & AT_START) != 0, &field);
+          if ((rc = hg_writer_edge(c->w, i, off, e->val, kind, field))) break;
+          c->edges++;
+        }
+        /* done when a later node's record follows, or the helper is past i
+         * (head is always read after done, so it covers all of i's) */
+        if (rc || tail != head || done > i) break;
+        uint32_t seq = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
+        done = __atomic_load_n(&p->done_nodes, __ATOMIC_ACQUIRE);
+        head = __atomic_load_n(&p->head, __ATOMIC_ACQUIRE);
+        if (tail != head || done > i) continue;
+        consumed(p, tail);
+        told = tail;
+        wait_seq(p, seq);
+      }
+      if (!rc && !written) rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id);
+      if (tail - told >= RING / 8) { /* publish in steps */
+        consumed(p, tail);
+        told = tail;
+      }
+    }
+  }
+  consumed(p, tail);
+  return rc;
+}
+
+/* Nodes and their edges: pipelined when a helper thread is available,
+ * else on this thread alone. Same output either way. */
+int _hg_scan_nodes(struct hg_cap *c) {
+  if (_hg_node_count(c) == 0) return 0;
+  if (!c->ring.base && _hg_vec_init(&c->scratch, &c->ring, sizeof(struct redge), RING))
+    return scan_nodes_alone(c);
+  if (!c->ring.used && !_hg_vec_push(&c->ring, RING)) return scan_nodes_alone(c);
+  struct pipeline *p = &pl;
+  memset(p, 0, sizeof *p);
+  p->c = c;
+  p->ring = (struct redge *)c->ring.base;
+  p->identify = c->nclassifiers && split_classifiers(c);
+  if (_hg_plat_helper_start(c, resolver, p) != 0) return scan_nodes_alone(c);
+  c->helper_used = 1;
+  int rc = scan_nodes_piped(c, p);
+  __atomic_store_n(&p->stop, 1, __ATOMIC_SEQ_CST);
+  _hg_plat_wake(&p->tail);
+  _hg_plat_helper_join(c);
+  return rc;
 }
 
 /* Scans [lo, hi) word by word; clipped to readable memory. */

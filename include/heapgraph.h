@@ -380,7 +380,10 @@ struct hg_options {
   uint32_t child_timeout_ms;  /* fork mode: give up on the child (default 600000) */
   int suspend_signal;       /* signal used to park threads; 0 = SIGRTMIN+4 */
   struct hg_capture_stats *stats; /* optional: filled on return           */
-  uint64_t reserved[8];
+  uint32_t helpers;         /* helper threads the frozen part may use on other
+                               cores (Linux; default 1, 0 = none)           */
+  uint32_t reserved32;
+  uint64_t reserved[7];
 };
 
 /* Fills *o with the defaults above. */

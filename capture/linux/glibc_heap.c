@@ -352,15 +352,19 @@ int _hg_plat_heap_walk(struct hg_cap *c) {
   wk.heap_mmap = heap_id(c, "glibc mmapped chunks");
   size_t cand_mark = _hg_vec_len(&c->work);
   uint64_t prev_end = 0;
+  /* fork mode: pages are touched ahead of the walk on another core */
+  _hg_prefault_start(c, &areas[0].first, nareas, sizeof(struct area) / 8);
   for (size_t i = 0; i < nareas; i++) {
     areas = _hg_vec_at(&c->work, mark); /* stable: the vector never moves */
     if (areas[i].first < prev_end) { /* overlapping claims: keep the first */
       c->heap_errors++;
       continue;
     }
-    if ((rc = walk_area(&wk, &areas[i]))) return rc;
+    if ((rc = walk_area(&wk, &areas[i]))) break;
     prev_end = areas[i].end;
   }
+  c->prefault_pages = _hg_prefault_stop(c);
+  if (rc) return rc;
   size_t ncand = _hg_vec_len(&c->work) - cand_mark;
   for (uint32_t i = 0; i < wk.narenas; i++)
     if ((rc = fastbins(&wk, wk.arenas[i]))) return rc;

@@ -28,4 +28,12 @@ extern struct hg_glibc _hg_glibc;
 /* Raw directory read without malloc: calls fn for each numeric entry. */
 int _hg_linux_list_tids(void (*fn)(void *arg, uint64_t tid), void *arg);
 
+/* prefault.c (fork mode, in the child): the helper thread touches one word
+ * per page of the given ranges (pairs lo, hi at ranges[i*stride]) so the
+ * walk does not pay the child's first-access cost; the ranges must stay
+ * valid until _hg_prefault_stop(), which joins it and returns the pages
+ * touched. A no-op outside fork mode or without a helper. */
+void _hg_prefault_start(struct hg_cap *c, const uint64_t *ranges, size_t n, size_t stride);
+uint64_t _hg_prefault_stop(struct hg_cap *c);
+
 #endif

@@ -188,12 +188,32 @@ static void check_snapshot(const char *path) {
 
 static char path[256];
 
+#if defined(__SANITIZE_ADDRESS__)
+#define HELPER_POSSIBLE 0 /* capture/linux/helper.c: no helper under ASan */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HELPER_POSSIBLE 0
+#endif
+#endif
+#ifndef HELPER_POSSIBLE
+#define HELPER_POSSIBLE 1
+#endif
+
+static uint64_t meta_num(const struct hg_graph *g, const char *key) {
+  for (size_t i = 0; i < g->meta.capture_count; i++)
+    if (!strcmp(g->meta.capture[i].key, key)) return g->meta.capture[i].value;
+  return UINT64_MAX;
+}
+
+static uint32_t helpers = 1; /* hg_options.helpers of the next capture */
+
 static void capture_mode(uint32_t mode) {
   struct hg_options o;
   struct hg_capture_stats st;
   hg_options_init(&o);
   o.mode = mode;
   o.stats = &st;
+  o.helpers = helpers;
   int rc = hg_capture(path, &o);
   if (rc) fprintf(stderr, "%s: hg_capture: %d %s\n", mode_name, rc, hg_error_string(rc));
   if (rc == HG_EUNSUPPORTED) {
@@ -207,10 +227,26 @@ static void capture_mode(uint32_t mode) {
           (unsigned long long)st.scratch_peak_bytes);
   CHECK(st.nodes >= nlive);
   check_snapshot(path);
+  /* the scan ran on the path asked for: pipelined with a helper thread, or
+   * on the capturing thread alone (and the walk was prefaulted in fork
+   * mode only when a helper was allowed) */
+  struct hg_graph *g = hg_graph_load(path, NULL);
+  REQUIRE(g != NULL);
+  CHECK_EQ_U(meta_num(g, "scan_helper"), helpers && HELPER_POSSIBLE ? 1 : 0);
+  if (mode == HG_MODE_FORK && helpers && HELPER_POSSIBLE) CHECK(meta_num(g, "prefault_pages") > 0);
+  else CHECK_EQ_U(meta_num(g, "prefault_pages"), 0);
+  hg_graph_free(g);
 }
 
-static void test_fork(void) { mode_name = "fork"; capture_mode(HG_MODE_FORK); }
-static void test_suspend(void) { mode_name = "suspend"; capture_mode(HG_MODE_SUSPEND); }
+static void test_fork(void) { mode_name = "fork"; helpers = 1; capture_mode(HG_MODE_FORK); }
+static void test_suspend(void) { mode_name = "suspend"; helpers = 1; capture_mode(HG_MODE_SUSPEND); }
+/* the same without a helper thread: the one-thread scan */
+static void test_fork_alone(void) { mode_name = "fork/alone"; helpers = 0; capture_mode(HG_MODE_FORK); }
+static void test_suspend_alone(void) {
+  mode_name = "suspend/alone";
+  helpers = 0;
+  capture_mode(HG_MODE_SUSPEND);
+}
 
 int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/hg_ground_truth_%d.hgsnap", argc > 1 ? argv[1] : "/tmp", (int)getpid());
@@ -230,6 +266,8 @@ int main(int argc, char **argv) {
   plant_pointers();
   RUN(test_fork);
   RUN(test_suspend);
+  RUN(test_fork_alone);
+  RUN(test_suspend_alone);
   pthread_mutex_lock(&lock);
   finish = 1;
   pthread_cond_broadcast(&cond);

@@ -371,12 +371,13 @@ static int64_t node_at(const hg_graph *g, uint64_t addr) {
   return (n >= 0 && g->node_addr[n] == addr) ? n : -1;
 }
 
-static void part_capture(const char *dir, int mode, const char *label) {
+static void part_capture(const char *dir, int mode, const char *label, uint32_t helpers) {
   char path[4096];
   snprintf(path, sizeof path, "%s/cxx_classes_%s.hgsnap", dir, label);
   hg_options o;
   hg_options_init(&o);
   o.mode = (uint32_t)mode;
+  o.helpers = helpers; // 1: classes identified on the helper thread; 0: on the capturing thread
   hg_capture_stats st;
   o.stats = &st;
   int rc = hg_capture(path, &o);
@@ -461,11 +462,13 @@ int main(int argc, char **argv) {
 
   build(plugin);
   part_direct();
-  char l1[64], l2[64];
+  char l1[64], l2[64], l3[64];
   snprintf(l1, sizeof l1, "%s-suspend", label);
   snprintf(l2, sizeof l2, "%s-fork", label);
-  part_capture(dir, HG_MODE_SUSPEND, l1);
-  part_capture(dir, HG_MODE_FORK, l2);
+  snprintf(l3, sizeof l3, "%s-suspend-alone", label);
+  part_capture(dir, HG_MODE_SUSPEND, l1, 1);
+  part_capture(dir, HG_MODE_FORK, l2, 1);
+  part_capture(dir, HG_MODE_SUSPEND, l3, 0);
   printf("cxx-%s: %d passed, %d failed\n", label, g_pass, g_fail);
   return g_fail ? 1 : 0;
 }

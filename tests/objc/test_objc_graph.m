@@ -412,12 +412,13 @@ static void check_snapshot(const char *path, const char *mode) {
   hg_graph_free(g);
 }
 
-static void capture_and_check(uint32_t mode, const char *name) {
+static void capture_and_check(uint32_t mode, const char *name, uint32_t helpers) {
   char path[96];
   snprintf(path, sizeof path, "/tmp/hg_objc_graph_%d_%s.hgsnap", (int)getpid(), name);
   struct hg_options o;
   hg_options_init(&o);
   o.mode = mode;
+  o.helpers = helpers; /* 1: classes identified on the helper thread; 0: here */
   struct hg_capture_stats st;
   o.stats = &st;
   int rc = hg_capture(path, &o);
@@ -431,8 +432,9 @@ static void capture_and_check(uint32_t mode, const char *name) {
   unlink(path);
 }
 
-static void test_capture_suspend(void) { capture_and_check(HG_MODE_SUSPEND, "suspend"); }
-static void test_capture_fork(void) { capture_and_check(HG_MODE_FORK, "fork"); }
+static void test_capture_suspend(void) { capture_and_check(HG_MODE_SUSPEND, "suspend", 1); }
+static void test_capture_fork(void) { capture_and_check(HG_MODE_FORK, "fork", 1); }
+static void test_capture_alone(void) { capture_and_check(HG_MODE_SUSPEND, "suspend-alone", 0); }
 
 int main(void) {
   build_graph();
@@ -442,6 +444,7 @@ int main(void) {
   if (direct_first) RUN(test_direct);
   RUN(test_capture_suspend);
   RUN(test_capture_fork);
+  RUN(test_capture_alone);
   if (!direct_first) RUN(test_direct);
   return hg_test_done();
 }

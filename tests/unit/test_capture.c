@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "capture/classify.h"
-#include "capture/internal.h"
+#include "capture/ptrindex.h"
 #include "heapgraph.h"
 #include "hg_test.h"
 
@@ -57,20 +57,23 @@ static void free_cap(struct hg_cap *c) {
   free(c);
 }
 
-/* Index lookups agree with a linear scan over random segments and nodes. */
-static void test_index(void) {
+/* Index lookups agree with a linear scan over random segments and nodes.
+ * align/maxw shape the heap: 16-byte aligned dense blocks (glibc-like) get
+ * the rank bitmap, 8-byte aligned sparse ones the granule index; want_kind
+ * says which index most segments must have used. */
+static void test_index_shape(uint64_t align, int maxw, uint32_t want_kind, unsigned seed) {
   struct hg_cap *c = new_cap();
   uint64_t base = 0x100000;
-  srand(7);
+  srand(seed);
   for (int s = 0; s < 20; s++) {
     uint64_t len = 4096 * (uint64_t)(1 + rand() % 64);
     REQUIRE(_hg_seg_begin(c, base, base + len, HG_NODE_MALLOC, 1) == 0);
     uint64_t a = base + 16;
     while (a + 64 < base + len) {
-      uint64_t z = 8 * (uint64_t)(1 + rand() % 40);
+      uint64_t z = align * (uint64_t)(1 + rand() % maxw);
       if (a + z > base + len) break;
       if (rand() % 3) REQUIRE(_hg_node_add(c, a, z) == 0);
-      a += z + 8 * (uint64_t)(rand() % 4);
+      a += z + align * (uint64_t)(rand() % 4);
     }
     _hg_seg_end(c);
     base += len + 4096 * (uint64_t)(rand() % 4);
@@ -82,19 +85,28 @@ static void test_index(void) {
   _hg_nodes_drop_freed(c);
   CHECK_EQ_U(_hg_node_count(c), before - 1);
   REQUIRE(_hg_index_build(c) == 0);
-  size_t nseg = _hg_vec_len(&c->segments), bad = 0;
-  for (uint64_t v = 0x100000 - 64; v < base + 64; v += 8) {
+  size_t nseg = _hg_vec_len(&c->segments), bad = 0, kind = 0;
+  for (size_t k = 0; k < nseg; k++) kind += ((const struct hg_segment *)_hg_vec_at(&c->segments, k))->ix_kind == want_kind;
+  CHECK(kind * 2 > nseg);
+  for (uint64_t v = 0x100000 - 64; v < base + 64; v += (v & 1) ? 5 : 3) { /* all residues mod 8 */
     uint32_t want = UINT32_MAX;
-    for (size_t k = 0; k < nseg; k++) {
+    for (size_t k = 0; k < nseg && want == UINT32_MAX; k++) {
       const struct hg_segment *s = _hg_vec_at(&c->segments, k);
+      if (v < s->base || v >= s->end) continue;
       for (uint32_t i = s->first; i < s->first + s->count; i++)
         if (v >= _hg_node_addr(c, s, i) && v < _hg_node_addr(c, s, i) + _hg_node_size(c, i)) want = i;
     }
     bad += _hg_index_lookup(c, v) != want;
   }
   CHECK_EQ_U(bad, 0);
-  CHECK(_hg_vec_len(&c->index) * 4 <= 2 * 4 * (size_t)_hg_node_count(c) + 4 * nseg);
+  CHECK(_hg_vec_len(&c->index) * 4 <= 2 * 4 * (size_t)_hg_node_count(c) + 64 * nseg);
   free_cap(c);
+}
+
+static void test_index(void) {
+  test_index_shape(8, 40, HG_IX_GRANULE, 7);
+  test_index_shape(16, 6, HG_IX_BITMAP, 8);
+  test_index_shape(16, 3, HG_IX_BITMAP, 9);
 }
 
 static void test_options(void) {
@@ -221,8 +233,8 @@ static uint32_t b_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t 
 static void b_finish(struct hg_classify_reg *reg) {
   if (reg->state == &b_class) b_finished++;
 }
-static const struct hg_classifier unit_a = {"unit-failing", a_prepare, a_classify, NULL, a_finish};
-static const struct hg_classifier unit_b = {"unit-working", b_prepare, b_classify, NULL, b_finish};
+static const struct hg_classifier unit_a = {"unit-failing", a_prepare, a_classify, NULL, a_finish, NULL, NULL};
+static const struct hg_classifier unit_b = {"unit-working", b_prepare, b_classify, NULL, b_finish, NULL, NULL};
 
 static void test_classifier_sits_out_alone(void) {
   const struct hg_classifier *const list[] = {&unit_a, &unit_b, NULL};

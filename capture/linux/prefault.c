@@ -1,0 +1,62 @@
+/*
+ * prefault.c — fork mode: the helper thread (helper.c) touches one word of
+ * every page of the heap areas, ahead of the chunk walk.
+ *
+ * Why: fork gives the child copies of the page tables with every entry
+ * marked not-accessed, so the child's first access to each page costs a
+ * page-table update on top of the miss (measured here: a first pass over a
+ * 230 MB buffer takes 80-110 ms in the child against 45-50 ms in the
+ * parent). The helper pays that on another core while the walk runs; it
+ * advances about twice as fast as the walk, so it stays ahead. Only ranges
+ * that _hg_readable() (a pure lookup in the region table) accepts are read.
+ * Never calls malloc.
+ */
+#include "capture/linux/linux.h"
+#include "capture/platform.h"
+
+#define PAGE 4096u
+
+static struct {
+  const struct hg_cap *c;
+  const uint64_t *ranges; /* lo, hi pairs, `stride` words apart           */
+  size_t n, stride;
+  volatile uint32_t stop;
+  uint64_t pages;
+  volatile uint64_t sink;
+  int running;
+} pf; /* one capture at a time (capture lock) */
+
+HG_NO_ASAN static void toucher(void *arg) {
+  (void)arg;
+  uint64_t sum = 0, pages = 0;
+  for (size_t i = 0; i < pf.n && !pf.stop; i++) {
+    uint64_t lo = pf.ranges[i * pf.stride], hi = pf.ranges[i * pf.stride + 1];
+    if (hi <= lo || !_hg_readable(pf.c, lo, hi - lo)) continue;
+    for (uint64_t a = (lo + PAGE - 1) & ~(uint64_t)(PAGE - 1); a < hi && !pf.stop; a += PAGE) {
+      sum += *(const volatile uint64_t *)(uintptr_t)a;
+      pages++;
+    }
+  }
+  pf.sink = sum;
+  pf.pages = pages;
+}
+
+void _hg_prefault_start(struct hg_cap *c, const uint64_t *ranges, size_t n, size_t stride) {
+  pf.running = 0;
+  if (c->mode != HG_MODE_FORK || !c->shared || n == 0) return;
+  pf.c = c;
+  pf.ranges = ranges;
+  pf.n = n;
+  pf.stride = stride;
+  pf.stop = 0;
+  pf.pages = 0;
+  pf.running = _hg_plat_helper_start(c, toucher, NULL) == 0;
+}
+
+uint64_t _hg_prefault_stop(struct hg_cap *c) {
+  if (!pf.running) return 0;
+  pf.stop = 1;
+  _hg_plat_helper_join(c);
+  pf.running = 0;
+  return pf.pages;
+}
