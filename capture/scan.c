@@ -300,6 +300,7 @@ static int ring_space(struct pipeline *p, uint32_t done) {
 /* Resolves a batch and appends its edges; 0 when asked to stop. `done`:
  * nodes before it are complete once the batch is in. */
 static int emit_batch(struct pipeline *p, struct cand *b, size_t n, uint32_t done) {
+  if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) return 0; /* the capturing thread failed */
   resolve_batch(p->c, b, n);
   for (size_t k = 0; k < n; k++) {
     int rec = (b[k].off & 7) == CLASS_REC;
@@ -463,7 +464,11 @@ int _hg_scan_nodes(struct hg_cap *c) {
   if (_hg_plat_helper_start(c, resolver, p) != 0) return scan_nodes_alone(c);
   c->helper_used = 1;
   int rc = scan_nodes_piped(c, p);
+  /* stop the helper (on error it may still be running, or asleep waiting
+   * for ring space): changing the word it sleeps on makes a wait that has
+   * not started yet return at once */
   __atomic_store_n(&p->stop, 1, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&p->tail, p->tail + RING, __ATOMIC_SEQ_CST);
   _hg_plat_wake(&p->tail);
   _hg_plat_helper_join(c);
   return rc;
