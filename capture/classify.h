@@ -19,10 +19,13 @@
  *      be read through _hg_readable()/_hg_read_word() on reg->cap. May still
  *      register a class found on the fly (the writer never mallocs).
  *      Returns a class id or 0 (unknown).
- *   3. edge()     — optional; for an edge leaving a block of class class_id at
- *      byte offset `offset`, returns the edge kind (HG_EDGE_STRONG, _WEAK,
- *      _UNOWNED) and sets *field to a string id, or returns HG_EDGE_CONSERVATIVE
- *      to leave the edge untyped. Same rules as classify().
+ *   3. edge()     — optional; for an edge leaving a block of class class_id
+ *      at byte offset `offset`, returns the edge kind (HG_EDGE_STRONG, _WEAK,
+ *      _UNOWNED) and sets *field to a string id, or returns
+ *      HG_EDGE_CONSERVATIVE to leave the edge untyped. Only a classifier's
+ *      own classes matter to it: the pipelined scan asks the classifier that
+ *      gave the block its class, the one-thread scan asks each in turn and
+ *      the others answer HG_EDGE_CONSERVATIVE. Same rules as classify().
  *   4. finish()   — optional; after thaw (malloc allowed again): free state.
  *
  * A classifier may also split classify() in two, so that the pipelined scan

@@ -398,7 +398,9 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
     uint32_t end = s->first + s->count;
     for (uint32_t i = s->first; i < end && !rc; i++) {
       uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
-      uint32_t cls = 0, ecls = 0;
+      uint32_t cls = 0, ecls = 0; /* ecls: class for edge naming (this thread's classify) */
+      const struct hg_classifier *namer = NULL; /* or the classifier of the class record */
+      void *namer_state = NULL;
       int written = 0;
       if (!p->identify) { /* classified here; fetch the blocks ahead */
         if (c->nclassifiers && i + CLASSIFY_AHEAD < end)
@@ -411,19 +413,34 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
       for (;;) { /* node i's records, as the helper publishes them */
         for (; tail != head && p->ring[tail % RING].src == i; tail++) {
           const struct redge *e = &p->ring[tail % RING];
+          __builtin_prefetch(&p->ring[(tail + 16) % RING]); /* written on the other core */
           if ((e->off & 7) == CLASS_REC) { /* first of node i's, if any */
             uint32_t w = (e->off >> 8) & 0xff;
-            struct hg_classify_reg reg = {c, c->classifier_state[w < HG_MAX_CLASSIFIERS ? w : 0]};
-            cls = w < c->nclassifiers ? c->classifiers[w]->class_of(&reg, e->val) : 0;
-            ecls = typed ? cls : 0;
+            if (w < c->nclassifiers) {
+              struct hg_classify_reg reg = {c, c->classifier_state[w]};
+              cls = c->classifiers[w]->class_of(&reg, e->val);
+              /* its edges are named by the classifier that knows the class */
+              namer = cls && c->classifiers[w]->edge ? c->classifiers[w] : NULL;
+              namer_state = c->classifier_state[w];
+            }
             continue;
           }
           if (!written) {
             if ((rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id))) break;
             written = 1;
           }
-          uint32_t field, off = e->off & ~7u;
-          uint32_t kind = resolved_kind(c, ecls, off, (e->off & AT_START) != 0, &field);
+          uint32_t field = 0, off = e->off & ~7u, kind = HG_EDGE_CONSERVATIVE;
+          if (namer) {
+            struct hg_classify_reg reg = {c, namer_state};
+            kind = namer->edge(&reg, cls, off, &field);
+            if (kind < HG_EDGE_STRONG || kind >= HG_EDGE_KIND_COUNT) {
+              kind = HG_EDGE_CONSERVATIVE;
+              field = 0;
+            }
+          } else if (ecls) {
+            kind = edge_kind(c, ecls, off, &field);
+          }
+          if (kind == HG_EDGE_CONSERVATIVE && !(e->off & AT_START)) kind = HG_EDGE_INTERIOR;
           if ((rc = hg_writer_edge(c->w, i, off, e->val, kind, field))) break;
           c->edges++;
         }
