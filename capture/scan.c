@@ -219,7 +219,10 @@ HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
  * size, from scratch). The helper runs only code that calls nothing but
  * _hg_plat_wait/_hg_plat_wake (platform.h). */
 
-#define RING (1u << 16) /* ring entries in flight (12 bytes each)       */
+#ifndef HG_SCAN_RING
+#define HG_SCAN_RING (1u << 16)
+#endif
+#define RING HG_SCAN_RING /* ring entries in flight (12 bytes each)       */
 #define SPINS 64        /* polls before giving the core away            */
 #define YIELDS 2000     /* sched_yield()s (~1 ms when a core is shared) before sleeping */
 

@@ -133,6 +133,13 @@ int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_coun
                  uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
                  struct _hg_view *view);
 
+/* Test hooks (defaults in brackets): work size from which a step is split
+ * between two threads [65536 edges], and iterative passes before SEMI-NCA
+ * takes over [8; 0 forces SEMI-NCA]. Every setting gives the same results;
+ * the unit tests move them to prove it. Not for use in the library. */
+extern uint32_t _hg_dom_par_min;
+extern int _hg_dom_max_passes;
+
 /* ---- scc.c ---- */
 
 /*

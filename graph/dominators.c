@@ -6,9 +6,9 @@
  * dominator tree is over a virtual super-root (preorder number 0) whose
  * children are the entry nodes; only retaining edges count (the core walks
  * a compact retaining-edge CSR, never edge_kind or the reverse CSR).
- * Everything is iterative: the DFS stack is implicit (parent chain plus one
- * cursor per preorder number) and eval is path halving without a stack, so
- * a 10-million-node chain costs memory, never C stack.
+ * Everything is iterative: the DFS stack is an explicit heap array (one
+ * 20-byte frame per open node) and eval is path halving without a stack,
+ * so a 10-million-node chain costs memory, never C stack.
  *
  * Algorithm: one DFS numbers the reachable nodes in preorder; then the
  * iterative Cooper-Harvey-Kennedy scheme (see iterate()) runs in preorder
@@ -19,18 +19,27 @@
  * halving), then each idom is the nearest common ancestor of its DFS parent
  * and semidominator — O(m log n) whatever the graph.
  *
- * Speed is memory latency: the DFS keeps each node's number, edge range
- * and first target in one 16-byte record (one miss per level while it
- * descends) and writes the retaining edges renumbered in preorder as it
- * goes; after it everything works in preorder space (predecessor lists
- * indexed by preorder number, built from that CSR by a cache-blocked
- * two-pass bucket sort), and big work arrays ask for huge pages.
+ * Speed is memory latency: the DFS tests "visited" in a bitmap, keeps each
+ * node's edge range and first two levels of first targets in one 16-byte
+ * record (requested two levels ahead while it descends), keeps an explicit
+ * stack whose frames carry their next target (prefetched while it returns),
+ * and lays out the retaining edges renumbered in preorder as it goes (node
+ * indices, turned into numbers by a prefetched pass on two threads). After
+ * it everything works in preorder space (predecessor lists indexed by
+ * preorder number, built from that CSR by a cache-blocked bucket sort split
+ * between two threads), and big work arrays ask for huge pages. While the
+ * idoms are computed, the second core fills the view's numbering and
+ * reachability and the nodes' own sizes (side_run); then it turns the idoms
+ * into node indices while this core sums and scatters retained sizes.
+ * Every two-thread step writes disjoint memory, so results never depend on
+ * the thread count (tests/unit/test_dom_paths.c runs both ways).
  * hg_dominators_compute leaves the renumbered CSR on the graph as the DFS
  * view (analysis.h, struct _hg_view), so leaks, cycles and reachability
- * reuse it. Working memory at peak ~ 8 uint32 per node plus 4 uint32 per
- * retaining edge (the CSR copy and the renumbered one, then (target,
- * source) pairs and the predecessor lists), plus 2 uint32 per node for
- * SEMI-NCA when it runs.
+ * reuse it. Working memory at peak (the DFS) ~ 9 uint32 per node plus the
+ * stack's 5 uint32 per level, plus 2 uint32 per retaining edge (the CSR
+ * copy and the renumbered one); later (target, source) pairs and the
+ * predecessor lists (3 uint32 per edge) replace the CSR copy, plus 2 uint32
+ * per node for SEMI-NCA when it runs.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -40,93 +49,151 @@
 
 int hg_edge_kind_retains(uint32_t kind) { return kind < 256 && _hg_retains((uint8_t)kind); }
 
+/* ---- Two threads ---- */
+
+/* Runs fn(a) on a helper thread and fn(b) on this one (both on this one if
+ * no thread can be started, or if `two` is 0). The jobs write disjoint
+ * memory, so the result never depends on the thread count. */
+static void both(void *(*fn)(void *), void *a, void *b, int two) {
+  pthread_t th;
+  int threaded = two && pthread_create(&th, NULL, fn, a) == 0;
+  if (!threaded) fn(a);
+  fn(b);
+  if (threaded) pthread_join(th, NULL);
+}
+
+/* Work big enough for a second thread (a thread start costs ~50 us); the
+ * unit tests move it to run both paths on the same graphs. */
+uint32_t _hg_dom_par_min = (uint32_t)1 << 16;
+#define PAR_MIN _hg_dom_par_min
+
 /* ---- Step 1: iterative DFS from the super-root ---- */
 
 /* A DFS is a chain of dependent cache misses: target -> its number and
- * edge range -> its edges -> their targets' numbers ... Two hops per level
- * would be two full memory latencies per node. So each node's number, edge
- * range and first target sit together in one 16-byte record: when a node is
- * entered, its first target (the usual way down) is known at once and that
- * target's record is requested together with the node's edges — one
- * latency per level while the DFS descends through first edges. */
+ * edge range -> its edges -> their targets' numbers ... So the DFS proper
+ * does as little per edge as it can: the visited test is a bitmap (1 bit a
+ * node: it stays in the core's own cache, and most edges lead to visited
+ * nodes), and each edge is recorded in the renumbered CSR as its target's
+ * node index, turned into numbers afterwards by a prefetched pass on two
+ * threads (renumber()). A node's edge range, first target and first
+ * target's first target sit together in one 16-byte record read only when
+ * the node is entered: its first target (the usual way down) is known at
+ * once and the records two levels down are requested together with the
+ * node's edges, so while the DFS descends through first edges a level
+ * costs about half a memory latency. The stack is explicit and keeps, per
+ * open node, the target of its next edge, so when the DFS returns up a
+ * chain the next frames' targets are requested ahead instead of being
+ * found by dependent misses (parent -> node -> edges -> target). */
 struct dn {
-  uint32_t pre;         /* preorder number, HG_NONE until reached */
   uint32_t start, end;  /* edges in c                             */
   uint32_t first;       /* target of edge start (if any)          */
+  uint32_t ff;          /* first's first target (or first)        */
 };
 
-static inline void enter(const struct dn *nd, const uint32_t *tg, uint32_t t) {
-  if (nd[t].start < nd[t].end) {
-    __builtin_prefetch(&nd[nd[t].first]);
-    __builtin_prefetch(&tg[nd[t].start]);
-  }
-}
+struct frame {
+  uint32_t w;     /* preorder number                            */
+  uint32_t e;     /* next edge in c                             */
+  uint32_t end;   /* edge range end                             */
+  uint32_t next;  /* target of edge e (when e < end)            */
+  uint32_t base;  /* edge e's slot in the renumbered CSR: base + e */
+};
 
-/* Numbers reached nodes 1..cnt in preorder (nd[node].pre, order[num-1]) and
- * records parent[num]. The DFS stack is implicit: the open vertices are the
- * parent chain of the current one and cur[num] is each one's next edge.
- * It also writes the renumbered CSR p of the reached nodes (slot num - 1,
- * edges in c's order, targets as 0-based numbers): a node's slot range is
- * fixed when it is entered (entries come in number order, so the ranges are
- * a running sum) and each edge is written there when the DFS looks at it —
- * near the ranges just written, so no separate gather pass over c.
- * Returns cnt. */
-static uint32_t dfs(struct dn *nd, uint32_t n, const uint32_t *tg, const uint32_t *entries,
-                    uint32_t entry_count, uint32_t *order, uint32_t *parent, uint32_t *cur,
-                    struct _hg_csr *p) {
+/* Numbers reached nodes 1..cnt in preorder (pre[node], order[num-1]; seen
+ * marks them) and records parent[num]; stk has room for cnt + 1 frames
+ * (only as deep as the DFS goes is touched). It also lays out the
+ * renumbered CSR p of the reached nodes (slot num - 1, edges in c's order):
+ * a node's slot range is fixed when it is entered (entries come in number
+ * order, so the ranges are a running sum) and each edge's target node is
+ * written there when the DFS looks at it — near the ranges just written,
+ * so no separate gather pass over c. Returns cnt. */
+static uint32_t dfs(const struct dn *nd, uint32_t n, const uint32_t *tg, const uint32_t *entries,
+                    uint32_t entry_count, uint64_t *seen, uint32_t *pre, uint32_t *order,
+                    uint32_t *parent, struct frame *stk, struct _hg_csr *p) {
   uint32_t cnt = 0, *ps = p->start, *pt = p->target;
   ps[0] = 0;
   for (uint32_t i = 0; i < entry_count; i++) {
-    uint32_t r = entries[i];
-    if (r >= n || nd[r].pre != HG_NONE) continue;
-    nd[r].pre = ++cnt;
-    order[cnt - 1] = r;
-    parent[cnt] = 0;
-    cur[cnt] = nd[r].start;
-    ps[cnt] = ps[cnt - 1] + (nd[r].end - nd[r].start);
-    enter(nd, tg, r);
-    uint32_t w = cnt;
-    while (w) {
-      const struct dn *v = &nd[order[w - 1]];
-      uint32_t e = cur[w], end = v->end, next = 0;
-      uint32_t *out = pt + ps[w - 1] - v->start; /* out[e]: edge e's slot */
-      for (; e < end; e++) {
-        uint32_t t = e == v->start ? v->first : tg[e], q = nd[t].pre;
-        if (q == HG_NONE) {
-          q = nd[t].pre = ++cnt;
-          order[q - 1] = t;
-          parent[q] = w;
-          cur[q] = nd[t].start;
-          ps[q] = ps[q - 1] + (nd[t].end - nd[t].start);
-          next = q;
-          enter(nd, tg, t);
+    uint32_t t = entries[i];
+    if (t >= n || _hg_bit(seen, t)) continue;
+    uint32_t from = 0;
+    size_t sp = 0;
+    for (;;) {
+      /* Enter t (unvisited) as a child of `from`. */
+      const struct dn *x = &nd[t];
+      uint32_t q = ++cnt;
+      _hg_bit_set(seen, t);
+      pre[t] = q;
+      order[q - 1] = t;
+      parent[q] = from;
+      ps[q] = ps[q - 1] + (x->end - x->start);
+      if (x->start < x->end) {
+        __builtin_prefetch(&nd[x->first]);
+        __builtin_prefetch(&nd[x->ff]);
+        __builtin_prefetch(&tg[x->start]);
+      }
+      stk[sp++] = (struct frame){q, x->start, x->end, x->first, ps[q - 1] - x->start};
+      /* Find the next unvisited target from the top frame, popping
+       * finished ones. */
+      for (;;) {
+        struct frame *f = &stk[sp - 1];
+        uint32_t e = f->e, end = f->end, u = f->next, base = f->base;
+        while (e < end) {
+          pt[base + e] = u;
+          if (!_hg_bit(seen, u)) break;
+          if (++e < end) u = tg[e];
         }
-        out[e] = q - 1;
-        if (next) break;
+        if (e < end) { /* descend into u through edge e */
+          f->e = e + 1;
+          if (e + 1 < end) {
+            f->next = tg[e + 1];
+            __builtin_prefetch(&nd[f->next]);
+          }
+          from = f->w;
+          t = u;
+          break;
+        }
+        if (--sp == 0) break;
+        /* Returning: the frame below will look at its next target soon. */
+        if (sp >= 2 && stk[sp - 2].e < stk[sp - 2].end) __builtin_prefetch(&nd[stk[sp - 2].next]);
       }
-      if (next) {
-        cur[w] = e + 1;
-        w = next;
-      } else {
-        w = parent[w];
-      }
+      if (sp == 0) break;
     }
   }
   return cnt;
 }
 
-/* The rest of the renumbering: the unreached nodes get the numbers after
- * cnt in index order (order[cnt..n-1]) and their edges follow in p, so p
- * covers the whole graph (the view). pre[] stays HG_NONE for them; num[]
- * (scratch, n entries) gets every node's 0-based number. */
-static void renumber_rest(const struct _hg_csr *c, uint32_t cnt, const uint32_t *pre,
-                          uint32_t *num, uint32_t *order, struct _hg_csr *p) {
+/* The rest of the renumbering: num[] (n entries) gets every node's 0-based
+ * number, the unreached nodes taking the numbers after cnt in index order
+ * (order[cnt..n-1]); the reached nodes' edges in p (node indices, written
+ * by dfs) become numbers, on two threads; the unreached nodes' edges follow
+ * in p, so p covers the whole graph (the view). pre[] stays HG_NONE for the
+ * unreached. */
+struct conv {
+  uint32_t *t;
+  size_t lo, hi;
+  const uint32_t *num;
+};
+
+static void *convert(void *arg) {
+  struct conv *cv = arg;
+  uint32_t *t = cv->t;
+  const uint32_t *num = cv->num;
+  for (size_t k = cv->lo; k < cv->hi; k++) {
+    if (k + 32 < cv->hi) __builtin_prefetch(&num[t[k + 32]]);
+    t[k] = num[t[k]];
+  }
+  return NULL;
+}
+
+static void renumber(const struct _hg_csr *c, uint32_t cnt, const uint32_t *pre, uint32_t *num,
+                     uint32_t *order, struct _hg_csr *p) {
   uint32_t n = c->n, k = cnt;
   for (uint32_t v = 0; v < n; v++) {
     num[v] = pre[v] != HG_NONE ? pre[v] - 1 : k;
     if (pre[v] == HG_NONE) order[k++] = v;
   }
   uint32_t at = p->start[cnt];
+  struct conv h[2] = {{p->target, 0, at / 2, num}, {p->target, at / 2, at, num}};
+  both(convert, &h[1], &h[0], at >= PAR_MIN);
   for (uint32_t x = cnt; x < n; x++) {
     uint32_t v = order[x];
     p->start[x] = at;
@@ -140,46 +207,125 @@ static void renumber_rest(const struct _hg_csr *c, uint32_t cnt, const uint32_t 
  * renumbered CSR p (sources in order): the (target, source) number pairs of
  * the reached nodes' edges are first partitioned by target into blocks of
  * 4096 numbers (sequential appends to one stream per block), then each block
- * is counting-sorted while its counters sit in cache. pstart (cnt + 2
- * entries, zeroed) gets the lists: the in-edges of w are
+ * is counting-sorted while its counters sit in cache. Each step is split
+ * between two threads: counting and partitioning by source range (half 0
+ * writes the front of every block, half 1 the back, so a block holds its
+ * pairs in source order as one thread would write them), sorting by block
+ * range. pstart (cnt + 2 entries) gets the lists: the in-edges of w are
  * preds[pstart[w - 1] .. pstart[w]), with pstart[0] = 0; *preds_out is the
  * array (16 spare zeroed slots at the end for prefetching). 0 or HG_ENOMEM. */
 #define BLOCK_SHIFT 12
+#define BLOCK_SIZE ((uint32_t)1 << BLOCK_SHIFT)
 
 struct pair {
   uint32_t to, from;
 };
 
+struct preds_half {
+  const struct _hg_csr *p;
+  int step;             /* 0 count, 1 partition, 2 sort              */
+  uint32_t xlo, xhi;    /* source slots (steps 0, 1)                 */
+  uint32_t blo, bhi;    /* blocks (step 2)                           */
+  uint32_t cnt;
+  uint32_t *count;      /* per block (step 0), then cursors (step 1) */
+  const uint32_t *bstart;
+  struct pair *pairs;
+  uint32_t *pstart, *preds;
+};
+
+static void *preds_step(void *arg) {
+  struct preds_half *h = arg;
+  const uint32_t *tg = h->p->target, *ps = h->p->start;
+  if (h->step == 0) {
+    for (uint32_t k = ps[h->xlo], end = ps[h->xhi]; k < end; k++)
+      h->count[(tg[k] + 1) >> BLOCK_SHIFT]++;
+  } else if (h->step == 1) {
+    uint32_t *pos = h->count;
+    struct pair *pairs = h->pairs;
+    for (uint32_t x = h->xlo; x < h->xhi; x++)
+      for (uint32_t k = ps[x], end = ps[x + 1]; k < end; k++)
+        pairs[pos[(tg[k] + 1) >> BLOCK_SHIFT]++] = (struct pair){tg[k] + 1, x + 1};
+  } else {
+    uint32_t local[BLOCK_SIZE];
+    for (uint32_t b = h->blo; b < h->bhi; b++) {
+      uint32_t lo = b << BLOCK_SHIFT, hi = lo + BLOCK_SIZE;
+      if (hi > h->cnt + 1) hi = h->cnt + 1;
+      memset(local, 0, (hi - lo) * sizeof *local);
+      const struct pair *pr = h->pairs + h->bstart[b], *pe = h->pairs + h->bstart[b + 1];
+      for (const struct pair *q = pr; q < pe; q++) local[q->to - lo]++;
+      uint32_t at = h->bstart[b]; /* pairs with a smaller target */
+      for (uint32_t i = 0; i < hi - lo; i++) {
+        uint32_t c = local[i];
+        local[i] = at;
+        at += c;
+      }
+      for (const struct pair *q = pr; q < pe; q++) h->preds[local[q->to - lo]++] = q->from;
+      /* local[i] is now the end of (lo + i)'s list: pstart[lo + i]. */
+      memcpy(h->pstart + lo, local, (hi - lo) * sizeof *local);
+    }
+  }
+  return NULL;
+}
+
+/* The first index in [lo, hi] with at[i] >= want (at non-decreasing). */
+static uint32_t split_at(const uint32_t *at, uint32_t lo, uint32_t hi, uint32_t want) {
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (at[mid] < want)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 static int build_preds(const struct _hg_csr *p, uint32_t cnt, uint32_t *pstart,
                        uint32_t **preds_out) {
-  uint32_t nb = (cnt >> BLOCK_SHIFT) + 1;
-  uint32_t *bstart = calloc((size_t)nb + 1, sizeof *bstart);
-  uint32_t *bpos = malloc(((size_t)nb + 1) * sizeof *bpos);
+  uint32_t nb = ((cnt + 1) >> BLOCK_SHIFT) + 1; /* targets 1..cnt */
+  uint32_t total = p->start[cnt]; /* edges of numbers 1..cnt (slots 0..cnt-1) */
+  int two = total >= PAR_MIN;
+  uint32_t *count = calloc(2 * ((size_t)nb + 1), sizeof *count);
+  uint32_t *bstart = malloc(((size_t)nb + 1) * sizeof *bstart);
   struct pair *pairs = NULL;
   uint32_t *preds = NULL;
-  if (!bstart || !bpos) goto nomem;
-  const uint32_t *tg = p->target;
-  uint32_t total = p->start[cnt]; /* edges of numbers 1..cnt (slots 0..cnt-1) */
-  for (uint32_t k = 0; k < total; k++) bstart[((tg[k] + 1) >> BLOCK_SHIFT) + 1]++;
-  for (uint32_t b = 0; b < nb; b++) bstart[b + 1] += bstart[b];
+  if (!count || !bstart) goto nomem;
   if (!(pairs = _hg_malloc_big(((size_t)total + 1) * sizeof *pairs))) goto nomem;
-  memcpy(bpos, bstart, ((size_t)nb + 1) * sizeof *bpos);
-  for (uint32_t x = 0; x < cnt; x++)
-    for (uint32_t k = p->start[x], end = p->start[x + 1]; k < end; k++)
-      pairs[bpos[(tg[k] + 1) >> BLOCK_SHIFT]++] = (struct pair){tg[k] + 1, x + 1};
-  if (!(preds = _hg_calloc_big((size_t)total + 17, sizeof *preds))) goto nomem;
-  for (uint32_t k = 0; k < total; k++) pstart[pairs[k].to + 1]++;
-  for (uint32_t w = 1; w <= cnt + 1; w++) pstart[w] += pstart[w - 1];
-  for (uint32_t k = 0; k < total; k++) preds[pstart[pairs[k].to]++] = pairs[k].from;
+  if (!(preds = _hg_malloc_big(((size_t)total + 17) * sizeof *preds))) goto nomem;
+  memset(preds + total, 0, 17 * sizeof *preds);
+  uint32_t xmid = split_at(p->start, 0, cnt, total / 2);
+  struct preds_half h[2] = {{p, 0, 0, xmid, 0, 0, cnt, count, bstart, pairs, pstart, preds},
+                            {p, 0, xmid, cnt, 0, 0, cnt, count + nb + 1, bstart, pairs, pstart,
+                             preds}};
+  both(preds_step, &h[1], &h[0], two);
+  uint32_t at = 0;
+  for (uint32_t b = 0; b < nb; b++) {
+    uint32_t c0 = h[0].count[b], c1 = h[1].count[b];
+    bstart[b] = at;
+    h[0].count[b] = at;
+    h[1].count[b] = at + c0;
+    at += c0 + c1;
+  }
+  bstart[nb] = at;
+  h[0].step = h[1].step = 1;
+  both(preds_step, &h[1], &h[0], two);
+  uint32_t bmid = split_at(bstart, 0, nb, total / 2);
+  h[0].step = h[1].step = 2;
+  h[0].blo = 0;
+  h[0].bhi = h[1].blo = bmid;
+  h[1].bhi = nb;
+  both(preds_step, &h[1], &h[0], two);
+  pstart[0] = 0; /* the super-root: no in-edges (block 0 wrote it too) */
+  pstart[cnt + 1] = total;
   free(pairs);
+  free(count);
   free(bstart);
-  free(bpos);
   *preds_out = preds;
   return 0;
 nomem:
+  free(count);
   free(bstart);
-  free(bpos);
   free(pairs);
+  free(preds);
   return HG_ENOMEM;
 }
 
@@ -249,7 +395,8 @@ static void semidominators(const uint64_t *is_entry, uint32_t cnt, const uint32_
  * doms[w] gets the preorder number of w's idom (0 = super-root). Returns 1
  * if settled.
  */
-#define MAX_PASSES 8
+int _hg_dom_max_passes = 8;
+#define MAX_PASSES _hg_dom_max_passes
 
 static int iterate(const uint64_t *is_entry, uint32_t cnt, const uint32_t *parent,
                    const uint32_t *pstart, const uint32_t *preds, uint32_t *doms) {
@@ -290,38 +437,78 @@ static int iterate(const uint64_t *is_entry, uint32_t cnt, const uint32_t *paren
 
 /* ---- Driver ---- */
 
-int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
-                 uint32_t *order, uint32_t *idom, uint32_t *pre_out, uint32_t *reached,
-                 struct _hg_view *view) {
+/* Work hg_dominators_compute hands to the second core while this one
+ * computes the idoms: it needs only the numbering (order), final once the
+ * DFS and renumber are done. */
+struct side_job {
+  const struct hg_graph *g;
+  const uint32_t *order;
+  uint32_t cnt;
+  struct _hg_view *view; /* node, reach: filled here */
+  uint64_t *ret;         /* ret[w] = own size of number w (1..cnt) */
+};
+
+static void *side_run(void *arg) {
+  struct side_job *j = arg;
+  const uint32_t *order = j->order;
+  const uint64_t *size = j->g->node_size;
+  uint32_t n = j->g->node_count, cnt = j->cnt;
+  memcpy(j->view->node, order, (size_t)n * sizeof *order);
+  for (uint32_t w = 0; w < cnt; w++) _hg_bit_set(j->view->reach, order[w]);
+  j->ret[0] = 0;
+  for (uint32_t w = 1; w <= cnt; w++) {
+    if (w + 32 <= cnt) __builtin_prefetch(&size[order[w + 31]]);
+    j->ret[w] = size[order[w - 1]];
+  }
+  return NULL;
+}
+
+static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
+                    uint32_t *order, uint32_t *idom, uint32_t *pre_out, uint32_t *reached,
+                    struct _hg_view *view, struct side_job *side) {
   uint32_t n = c->n, cnt = 0;
+  pthread_t side_th;
+  int side_threaded = 0;
   size_t m = (size_t)n + 1;
   int rc = HG_ENOMEM;
   uint32_t *parent = idom; /* becomes idom in place */
   uint32_t *pre = pre_out ? pre_out : _hg_malloc_big(m * sizeof *pre);
-  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* DFS cursors, then doms or semi */
-  uint32_t *pstart = _hg_calloc_big(m + 1, sizeof *pstart);
+  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* num[] scratch, then doms or semi */
+  uint32_t *pstart = _hg_malloc_big((m + 1) * sizeof *pstart);
   uint32_t *preds = NULL;
   uint64_t *is_entry = _hg_bits_new(n + 1);
   struct al *al = NULL;
   struct _hg_csr p = {0};
   struct dn *nd = NULL;
-  if (!pre || !cur || !pstart || !is_entry) goto out;
+  struct frame *stk = NULL;
+  uint64_t *seen = _hg_bits_new(n);
+  if (!pre || !cur || !pstart || !is_entry || !seen) goto out;
   uint32_t me = c->start[n];
   p.n = n;
   p.start = _hg_malloc_big(m * sizeof *p.start);
   p.target = _hg_malloc_big(((size_t)me + 1) * sizeof *p.target);
   if (!p.start || !p.target || !(nd = _hg_malloc_big(m * sizeof *nd))) goto out;
+  if (!(stk = _hg_malloc_big(m * sizeof *stk))) goto out;
   for (uint32_t v = 0; v < n; v++) {
     uint32_t s0 = c->start[v], s1 = c->start[v + 1];
-    nd[v] = (struct dn){HG_NONE, s0, s1, s0 < s1 ? c->target[s0] : 0};
+    nd[v] = (struct dn){s0, s1, s0 < s1 ? c->target[s0] : 0, 0};
+    pre[v] = HG_NONE;
   }
-  cnt = dfs(nd, n, c->target, entries, entry_count, order, parent, cur, &p);
-  for (uint32_t v = 0; v < n; v++) pre[v] = nd[v].pre;
+  for (uint32_t v = 0; v < n; v++) {
+    if (v + 16 < n) __builtin_prefetch(&nd[nd[v + 16].first]);
+    const struct dn *f = &nd[nd[v].first];
+    nd[v].ff = f->start < f->end ? f->first : nd[v].first;
+  }
+  cnt = dfs(nd, n, c->target, entries, entry_count, seen, pre, order, parent, stk, &p);
   free(nd);
   nd = NULL;
+  free(stk);
+  stk = NULL;
+  free(seen);
+  seen = NULL;
   for (uint32_t i = 0; i < entry_count; i++)
     if (entries[i] < n && pre[entries[i]] != HG_NONE) _hg_bit_set(is_entry, pre[entries[i]]);
-  renumber_rest(c, cnt, pre, cur, order, &p); /* cur is free scratch here */
+  renumber(c, cnt, pre, cur, order, &p); /* cur is free scratch here */
   _hg_csr_free(c);
   if (build_preds(&p, cnt, pstart, &preds)) goto out;
   if (view) {
@@ -334,6 +521,11 @@ int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_coun
   if (!pre_out) {
     free(pre);
     pre = NULL;
+  }
+  if (side) {
+    side->cnt = cnt;
+    side_threaded = pthread_create(&side_th, NULL, side_run, side) == 0;
+    if (!side_threaded) side_run(side);
   }
   if (iterate(is_entry, cnt, parent, pstart, preds, cur)) {
     memcpy(parent + 1, cur + 1, (size_t)cnt * sizeof *parent);
@@ -355,16 +547,25 @@ int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_coun
   *reached = cnt;
   rc = 0;
 out:
+  if (side_threaded) pthread_join(side_th, NULL);
   _hg_csr_free(c);
   _hg_csr_free(&p);
   free(nd);
+  free(stk);
   if (!pre_out) free(pre);
   free(cur);
   free(pstart);
   free(preds);
   free(al);
   free(is_entry);
+  free(seen);
   return rc;
+}
+
+int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
+                 uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
+                 struct _hg_view *view) {
+  return dom_core(c, entries, entry_count, order, idom, pre, reached, view, NULL);
 }
 
 /* Retained sizes are computed in preorder space (reverse preorder: every
@@ -412,33 +613,28 @@ int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   if (!(d->order = _hg_malloc_big(m * sizeof *d->order))) goto nomem;
   for (uint32_t i = 0; i < g->root_count; i++) entries[i] = g->roots[i].target;
   if (!(view = calloc(1, sizeof *view))) goto nomem;
-  rc = _hg_dom_core(&c, entries, g->root_count, d->order, idw, NULL, &d->reachable_count, view);
+  /* Filled on the second core while the idoms are computed: the view's
+   * numbering and root reachability, and each reached node's own size. */
+  view->node = _hg_malloc_big(m * sizeof *view->node);
+  view->reach = _hg_bits_new(n);
+  if (!view->node || !view->reach || !(ret = _hg_malloc_big(m * sizeof *ret))) goto nomem;
+  struct side_job side = {g, d->order, 0, view, ret};
+  rc = dom_core(&c, entries, g->root_count, d->order, idw, NULL, &d->reachable_count, view, &side);
   if (rc) goto fail;
   free(entries);
   entries = NULL;
   uint32_t cnt = d->reachable_count;
-  /* The view for later analyses: numbering and root reachability. */
-  view->node = _hg_malloc_big(m * sizeof *view->node);
-  view->reach = _hg_bits_new(n);
-  if (!view->node || !view->reach) goto nomem;
-  memcpy(view->node, d->order, (size_t)n * sizeof *view->node);
-  for (uint32_t w = 0; w < cnt; w++) _hg_bit_set(view->reach, d->order[w]);
   /* Retained sizes in preorder space (reverse preorder: every node is final
    * before its dominator gets it; ret[0], the super-root, ends as the total),
    * then scattered to node indices. */
   d->idom = _hg_malloc_big(m * sizeof *d->idom);
   d->retained = _hg_malloc_big(m * sizeof *d->retained);
-  if (!(ret = _hg_malloc_big(m * sizeof *ret)) || !d->idom || !d->retained) goto nomem;
+  if (!d->idom || !d->retained) goto nomem;
   /* idom to node indices on the second core while this one does sizes. */
   struct idom_job job = {d, idw, cnt};
   pthread_t th;
   int threaded = pthread_create(&th, NULL, idom_to_nodes, &job) == 0;
-  ret[0] = 0;
   const uint32_t *order = d->order; /* order[cnt..n-1]: the unreached nodes */
-  for (uint32_t w = 1; w <= cnt; w++) {
-    if (w + 32 <= cnt) __builtin_prefetch(&g->node_size[order[w + 31]]);
-    ret[w] = g->node_size[order[w - 1]];
-  }
   for (uint32_t w = cnt; w >= 1; w--) ret[idw[w]] += ret[w];
   d->reachable_bytes = ret[0];
   for (uint32_t w = 1; w <= cnt; w++) {

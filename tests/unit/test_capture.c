@@ -194,7 +194,7 @@ static void test_write_error_mid_scan(void) {
     o.helpers = m & 2 ? 0 : 1;
     rc = hg_capture(path, &o);
     if (big) CHECK(rc < 0 && rc != HG_EUNSUPPORTED);
-    if (rc < 0) CHECK(access(path, F_OK) != 0);
+    if (rc < 0 && rc != HG_EUNSUPPORTED) CHECK(access(path, F_OK) != 0); /* EUNSUPPORTED: a file without heap nodes */
     unlink(path);
   }
   setrlimit(RLIMIT_FSIZE, &old);
