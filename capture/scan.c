@@ -225,6 +225,8 @@ HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
 #define RING HG_SCAN_RING /* ring entries in flight (12 bytes each)       */
 #define SPINS 64        /* polls before giving the core away            */
 #define YIELDS 2000     /* sched_yield()s (~1 ms when a core is shared) before sleeping */
+#define LAG 4096u       /* nodes the helper gets ahead before a waiting capturing
+                           thread resumes (or a quarter of the ring)    */
 
 /* A ring entry: an edge (off = byte offset, | AT_START when it points at
  * the target's first byte; val = target node) or a class record (off & 7 ==
@@ -244,7 +246,7 @@ static struct pipeline {
   /* the helper's own */
   _Alignas(64) uint32_t whead;  /* write position                            */
   uint32_t tail_seen;           /* last tail read (space check without it)   */
-  uint32_t woke_at;             /* whead when the capturing thread was woken */
+  uint32_t woke_at, woke_done;  /* whead, done when it last woke the other   */
   /* written by the capturing thread */
   _Alignas(64) volatile uint32_t tail; /* edges consumed                    */
   volatile uint32_t main_sleeps, stop;
@@ -271,8 +273,9 @@ static void publish(struct pipeline *p, uint32_t done, int force) {
   /* a sleeping capturing thread is woken for a good amount of work only:
    * on a shared core every wake-up is a context switch */
   if (__atomic_load_n(&p->main_sleeps, __ATOMIC_SEQ_CST) &&
-      (force || p->whead - p->woke_at >= RING / 4)) {
+      (force || p->whead - p->woke_at >= RING / 4 || done - p->woke_done >= LAG)) {
     p->woke_at = p->whead;
+    p->woke_done = done;
     _hg_plat_wake(&p->seq);
   }
 }
@@ -284,7 +287,7 @@ static int ring_space(struct pipeline *p, uint32_t done) {
     if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) return 0;
     uint32_t tail = __atomic_load_n(&p->tail, __ATOMIC_SEQ_CST);
     p->tail_seen = tail;
-    if (p->whead - tail < RING) return 1;
+    if (p->whead - tail <= RING - RING / 4) return 1; /* resume with room for a lot */
     if (spin < SPINS) {
       cpu_relax();
       continue;
@@ -380,22 +383,37 @@ static void consumed(struct pipeline *p, uint32_t tail) {
   if (__atomic_load_n(&p->helper_sleeps, __ATOMIC_SEQ_CST)) _hg_plat_wake(&p->tail);
 }
 
-/* Capturing thread: waits for the next publication after `seq`. */
-static void wait_seq(struct pipeline *p, uint32_t seq) {
-  for (uint32_t spin = 0; spin < SPINS + YIELDS; spin++) {
-    if (__atomic_load_n(&p->seq, __ATOMIC_SEQ_CST) != seq) return;
-    if (spin < SPINS) cpu_relax();
-    else _hg_plat_yield(); /* both threads may share one core */
+/* Capturing thread, out of work at node i: waits until the helper is well
+ * ahead — a quarter of the ring published past `tail`, LAG more nodes done,
+ * or all of them — so that when the two share a core (a busy machine, the
+ * app's own threads in fork mode) each hand-off carries a lot of work
+ * instead of costing a time slice per batch. */
+static void wait_work(struct pipeline *p, uint32_t tail, uint32_t i, uint32_t total) {
+  uint32_t want = total - i > LAG ? i + LAG : total;
+  for (uint32_t spin = 0;; spin++) {
+    uint32_t seq = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&p->head, __ATOMIC_ACQUIRE) - tail >= RING / 4 ||
+        __atomic_load_n(&p->done_nodes, __ATOMIC_ACQUIRE) >= want)
+      return;
+    if (spin < SPINS) {
+      cpu_relax();
+      continue;
+    }
+    if (spin < SPINS + YIELDS) { /* both threads may share one core */
+      _hg_plat_yield();
+      continue;
+    }
+    __atomic_store_n(&p->main_sleeps, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&p->seq, __ATOMIC_SEQ_CST) == seq) _hg_plat_wait(&p->seq, seq);
+    __atomic_store_n(&p->main_sleeps, 0, __ATOMIC_SEQ_CST);
   }
-  __atomic_store_n(&p->main_sleeps, 1, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(&p->seq, __ATOMIC_SEQ_CST) == seq) _hg_plat_wait(&p->seq, seq);
-  __atomic_store_n(&p->main_sleeps, 0, __ATOMIC_SEQ_CST);
 }
 
 static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
   size_t nseg = _hg_vec_len(&c->segments);
   int typed = typed_edges(c), rc = 0;
   uint32_t tail = 0, told = 0, head = 0, done = 0; /* head, done: last read */
+  const uint32_t total = _hg_node_count(c);
   for (size_t k = 0; k < nseg && !rc; k++) {
     const struct hg_segment *s = _hg_vec_at(&c->segments, k);
     uint32_t end = s->first + s->count;
@@ -450,13 +468,14 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
         /* done when a later node's record follows, or the helper is past i
          * (head is always read after done, so it covers all of i's) */
         if (rc || tail != head || done > i) break;
-        uint32_t seq = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
         done = __atomic_load_n(&p->done_nodes, __ATOMIC_ACQUIRE);
         head = __atomic_load_n(&p->head, __ATOMIC_ACQUIRE);
         if (tail != head || done > i) continue;
         consumed(p, tail);
         told = tail;
-        wait_seq(p, seq);
+        wait_work(p, tail, i, total);
+        done = __atomic_load_n(&p->done_nodes, __ATOMIC_ACQUIRE);
+        head = __atomic_load_n(&p->head, __ATOMIC_ACQUIRE);
       }
       if (!rc && !written) rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id);
       if (tail - told >= RING / 8) { /* publish in steps */
