@@ -36,7 +36,15 @@ struct vcache_entry {
   struct hg_cxx_type *type;
 };
 
+/* A filter in front of the read-only range search: one bit per 2 MiB of
+ * address space (folded to 64 Ki bits), set where some image has read-only
+ * data. Heap words (most first words) fail it with one L1 load; the span
+ * test alone lets them through when the heap lies between two images. */
+#define GRAN_SHIFT 21
+#define GRAN_BITS 16
+
 struct cxx_state {
+  uint64_t ro_gran[(1u << GRAN_BITS) / 64];
   struct vcache_entry vcache[1u << VCACHE_BITS];
   struct hg_cxx_set set;
   struct hg_cxx_discovery disc;
@@ -96,6 +104,14 @@ static int cxx_prepare(struct hg_classify_reg *reg) {
     _hg_cxx_set_free(&tmp);
     return 0;
   }
+  for (uint32_t k = 0; k < st->set.nro; k++) {
+    uint64_t lo = st->set.ro[k].lo >> GRAN_SHIFT, hi = (st->set.ro[k].hi - 1) >> GRAN_SHIFT;
+    if (st->set.ro[k].hi <= st->set.ro[k].lo) continue;
+    for (uint64_t g = lo; g <= hi && g - lo < (1u << GRAN_BITS); g++) {
+      uint32_t b = (uint32_t)(g & ((1u << GRAN_BITS) - 1));
+      st->ro_gran[b >> 6] |= 1ull << (b & 63);
+    }
+  }
   reg->state = st;
   return 0;
 }
@@ -112,6 +128,8 @@ static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint64_t addr,
   /* One compare rejects most plain blocks (0, small numbers, heap pointers
    * outside the span of the images' read-only data). */
   if (vptr - st->set.ro_min >= st->set.ro_max - st->set.ro_min) return 0;
+  uint32_t b = (uint32_t)((vptr >> GRAN_SHIFT) & ((1u << GRAN_BITS) - 1));
+  if (!((st->ro_gran[b >> 6] >> (b & 63)) & 1)) return 0;
   struct vcache_entry *e =
       &st->vcache[((vptr >> 3) * 0x9E3779B97F4A7C15ull) >> (64 - VCACHE_BITS)];
   struct hg_cxx_type *t;
