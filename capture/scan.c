@@ -173,12 +173,45 @@ static int typed_edges(const struct hg_cap *c) { /* some classifier names edges 
   return typed;
 }
 
+/* Adds block i's words that fall inside the heap span to the batch as
+ * candidates, handing the batch to flush() whenever it is full. 0, or what
+ * flush() returned. */
+typedef int (*flush_fn)(void *ctx, struct cand *b, size_t n, uint32_t node);
+
+HG_NO_ASAN static inline int add_words(const struct hg_cap *c, uint32_t i, uint64_t a, uint64_t z,
+                                       uint32_t cls, struct cand *batch, size_t *n,
+                                       flush_fn flush, void *ctx) {
+  const uint64_t lo = c->heap_lo, hi = c->heap_hi;
+  const uint64_t *w = (const uint64_t *)(uintptr_t)a;
+  uint64_t nw = z / 8;
+  if (nw > UINT32_MAX / 8) nw = UINT32_MAX / 8; /* offsets are 32-bit */
+  for (uint64_t wi = 0; wi < nw; wi++) {
+    uint64_t v = w[wi];
+    if (v < lo || v >= hi) continue;
+    struct cand *b = &batch[(*n)++];
+    b->v = v;
+    b->src = i;
+    b->off = (uint32_t)(wi * 8);
+    b->cls = cls;
+    if (*n == BATCH) {
+      int rc = flush(ctx, batch, *n, i);
+      *n = 0;
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
+static int alone_flush(void *ctx, struct cand *b, size_t n, uint32_t node) {
+  (void)node;
+  return flush_batch(ctx, b, n);
+}
+
 /* Single-threaded pass over the blocks: each is classified once, written
  * as a node, then its words are scanned for edges (the writer keeps node
  * and edge chunks apart; an edge may name a node written later). */
 HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
   size_t nseg = _hg_vec_len(&c->segments);
-  const uint64_t lo = c->heap_lo, hi = c->heap_hi;
   int typed = typed_edges(c);
   struct cand batch[BATCH];
   size_t n = 0;
@@ -193,21 +226,7 @@ HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
       int rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id);
       if (rc) return rc;
       if (!typed) cls = 0;
-      const uint64_t *p = (const uint64_t *)(uintptr_t)a;
-      uint64_t nw = z / 8;
-      if (nw > UINT32_MAX / 8) nw = UINT32_MAX / 8; /* offsets are 32-bit */
-      for (uint64_t wi = 0; wi < nw; wi++) {
-        uint64_t v = p[wi];
-        if (v < lo || v >= hi) continue;
-        batch[n].v = v;
-        batch[n].src = i;
-        batch[n].off = (uint32_t)(wi * 8);
-        batch[n].cls = cls;
-        if (++n == BATCH) {
-          if ((rc = flush_batch(c, batch, n))) return rc;
-          n = 0;
-        }
-      }
+      if ((rc = add_words(c, i, a, z, cls, batch, &n, alone_flush, c))) return rc;
     }
   }
   return n ? flush_batch(c, batch, n) : 0;
@@ -280,6 +299,20 @@ static void publish(struct pipeline *p, uint32_t done, int force) {
   }
 }
 
+/* One step of waiting: a few polls, then giving the core away (the other
+ * thread may be waiting for it); returns 1 when it is time to sleep. */
+static int backoff(uint32_t spin) {
+  if (spin < SPINS) {
+    cpu_relax();
+    return 0;
+  }
+  if (spin < SPINS + YIELDS) {
+    _hg_plat_yield();
+    return 0;
+  }
+  return 1;
+}
+
 /* Helper side: waits for ring space; 0 when asked to stop. */
 static int ring_space(struct pipeline *p, uint32_t done) {
   publish(p, done, 1); /* the capturing thread may be waiting for these */
@@ -288,14 +321,7 @@ static int ring_space(struct pipeline *p, uint32_t done) {
     uint32_t tail = __atomic_load_n(&p->tail, __ATOMIC_SEQ_CST);
     p->tail_seen = tail;
     if (p->whead - tail <= RING - RING / 4) return 1; /* resume with room for a lot */
-    if (spin < SPINS) {
-      cpu_relax();
-      continue;
-    }
-    if (spin < SPINS + YIELDS) { /* both threads may share one core */
-      _hg_plat_yield();
-      continue;
-    }
+    if (!backoff(spin)) continue;
     __atomic_store_n(&p->helper_sleeps, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&p->tail, __ATOMIC_SEQ_CST) == tail && !p->stop) _hg_plat_wait(&p->tail, tail);
     __atomic_store_n(&p->helper_sleeps, 0, __ATOMIC_SEQ_CST);
@@ -330,11 +356,14 @@ static int emit_batch(struct pipeline *p, struct cand *b, size_t n, uint32_t don
   return 1;
 }
 
+static int emit_flush(void *ctx, struct cand *b, size_t n, uint32_t node) {
+  return emit_batch(ctx, b, n, node) ? 0 : 1; /* nodes before `node` are complete */
+}
+
 HG_NO_ASAN static void resolver(void *arg) {
   struct pipeline *p = arg;
   const struct hg_cap *c = p->c;
   size_t nseg = _hg_vec_len(&c->segments);
-  const uint64_t lo = c->heap_lo, hi = c->heap_hi;
   struct cand batch[BATCH];
   size_t n = 0;
   for (size_t k = 0; k < nseg; k++) {
@@ -357,20 +386,7 @@ HG_NO_ASAN static void resolver(void *arg) {
           }
         }
       }
-      const uint64_t *w = (const uint64_t *)(uintptr_t)a;
-      uint64_t nw = z / 8;
-      if (nw > UINT32_MAX / 8) nw = UINT32_MAX / 8; /* offsets are 32-bit */
-      for (uint64_t wi = 0; wi < nw; wi++) {
-        uint64_t v = w[wi];
-        if (v < lo || v >= hi) continue;
-        batch[n].v = v;
-        batch[n].src = i;
-        batch[n].off = (uint32_t)(wi * 8);
-        if (++n == BATCH) {
-          if (!emit_batch(p, batch, n, i)) return; /* nodes before i are complete */
-          n = 0;
-        }
-      }
+      if (add_words(c, i, a, z, 0, batch, &n, emit_flush, p)) return; /* stopped */
     }
   }
   if (n && !emit_batch(p, batch, n, batch[n - 1].src)) return;
@@ -395,14 +411,7 @@ static void wait_work(struct pipeline *p, uint32_t tail, uint32_t i, uint32_t to
     if (__atomic_load_n(&p->head, __ATOMIC_ACQUIRE) - tail >= RING / 4 ||
         __atomic_load_n(&p->done_nodes, __ATOMIC_ACQUIRE) >= want)
       return;
-    if (spin < SPINS) {
-      cpu_relax();
-      continue;
-    }
-    if (spin < SPINS + YIELDS) { /* both threads may share one core */
-      _hg_plat_yield();
-      continue;
-    }
+    if (!backoff(spin)) continue;
     __atomic_store_n(&p->main_sleeps, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&p->seq, __ATOMIC_SEQ_CST) == seq) _hg_plat_wait(&p->seq, seq);
     __atomic_store_n(&p->main_sleeps, 0, __ATOMIC_SEQ_CST);

@@ -24,6 +24,23 @@ struct fx {
   const char *strings[16];
 };
 
+/* xorshift64 in [0, n), on the caller's state */
+static inline uint32_t fx_rnd(uint64_t *state, uint32_t n) {
+  uint64_t x = *state;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  *state = x;
+  return (uint32_t)(x % n);
+}
+
+/* FNV-1a over n bytes, continuing from h: result fingerprints */
+static inline uint64_t fx_fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *c = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+  return h;
+}
+
 static inline struct fx *fx_new(uint32_t n) {
   struct fx *f = calloc(1, sizeof *f);
   f->n = n;

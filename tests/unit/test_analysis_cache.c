@@ -14,29 +14,17 @@
 #include "graph_fixture.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(uint32_t n) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (uint32_t)(rng % n);
-}
-
-/* A fingerprint of everything leaks and cycles report (FNV-1a). */
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-  const unsigned char *c = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
-  return h;
-}
+static uint32_t rnd(uint32_t n) { return fx_rnd(&rng, n); }
 
 static uint64_t leaks_print(struct hg_graph *g) {
   struct hg_leaks *l = NULL;
   if (hg_leaks_find(g, &l)) return 0;
   uint64_t h = 1469598103934665603ull;
-  h = fnv(h, &l->leaked_count, sizeof l->leaked_count);
-  h = fnv(h, &l->leaked_bytes, sizeof l->leaked_bytes);
-  h = fnv(h, &l->count, sizeof l->count);
-  h = fnv(h, &l->held_exact, sizeof l->held_exact);
-  for (uint32_t i = 0; i < l->count; i++) h = fnv(h, &l->leaks[i], sizeof l->leaks[i]);
+  h = fx_fnv(h, &l->leaked_count, sizeof l->leaked_count);
+  h = fx_fnv(h, &l->leaked_bytes, sizeof l->leaked_bytes);
+  h = fx_fnv(h, &l->count, sizeof l->count);
+  h = fx_fnv(h, &l->held_exact, sizeof l->held_exact);
+  for (uint32_t i = 0; i < l->count; i++) h = fx_fnv(h, &l->leaks[i], sizeof l->leaks[i]);
   hg_leaks_free(l);
   return h;
 }
@@ -45,17 +33,17 @@ static uint64_t cycles_print(struct hg_graph *g) {
   struct hg_cycles *c = NULL;
   if (hg_cycles_find(g, 2, &c)) return 0;
   uint64_t h = 1469598103934665603ull;
-  h = fnv(h, &c->count, sizeof c->count);
+  h = fx_fnv(h, &c->count, sizeof c->count);
   for (uint32_t i = 0; i < c->count; i++) {
-    h = fnv(h, &c->cycles[i], sizeof c->cycles[i]);
-    h = fnv(h, c->members + c->cycles[i].first, c->cycles[i].count * sizeof *c->members);
+    h = fx_fnv(h, &c->cycles[i], sizeof c->cycles[i]);
+    h = fx_fnv(h, c->members + c->cycles[i].first, c->cycles[i].count * sizeof *c->members);
   }
   hg_cycles_free(c);
   return h;
 }
 
 static int sink(void *ctx, const void *data, size_t len) {
-  *(uint64_t *)ctx = fnv(*(uint64_t *)ctx, data, len);
+  *(uint64_t *)ctx = fx_fnv(*(uint64_t *)ctx, data, len);
   return 0;
 }
 
@@ -69,10 +57,10 @@ static uint64_t dom_print(struct hg_graph *g) {
   struct hg_dominators *d = NULL;
   if (hg_dominators_compute(g, &d)) return 0;
   uint64_t h = 1469598103934665603ull;
-  h = fnv(h, d->idom, (size_t)g->node_count * sizeof *d->idom);
-  h = fnv(h, d->retained, (size_t)g->node_count * sizeof *d->retained);
-  h = fnv(h, d->order, (size_t)d->reachable_count * sizeof *d->order);
-  h = fnv(h, &d->reachable_bytes, sizeof d->reachable_bytes);
+  h = fx_fnv(h, d->idom, (size_t)g->node_count * sizeof *d->idom);
+  h = fx_fnv(h, d->retained, (size_t)g->node_count * sizeof *d->retained);
+  h = fx_fnv(h, d->order, (size_t)d->reachable_count * sizeof *d->order);
+  h = fx_fnv(h, &d->reachable_bytes, sizeof d->reachable_bytes);
   hg_dominators_free(d);
   return h;
 }

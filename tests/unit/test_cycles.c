@@ -56,12 +56,7 @@ static void test_big_cycle(void) {
 }
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint32_t rnd(uint32_t n) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (uint32_t)(rng % n);
-}
+static uint32_t rnd(uint32_t n) { return fx_rnd(&rng, n); }
 
 static void test_random_vs_naive(void) {
   int bad = 0;

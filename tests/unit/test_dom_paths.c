@@ -18,18 +18,7 @@
 #include "hg_test.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint32_t rnd(uint32_t n) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (uint32_t)(rng % n);
-}
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-  const unsigned char *c = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
-  return h;
-}
+static uint32_t rnd(uint32_t n) { return fx_rnd(&rng, n); }
 
 /* Fingerprint of everything the dominators step produces and caches, plus
  * the leaks report (0 on failure). */
@@ -39,24 +28,24 @@ static uint64_t print(struct hg_graph *g) {
   if (hg_dominators_compute(g, &d)) return 0;
   uint32_t n = g->node_count;
   uint64_t h = 1469598103934665603ull;
-  h = fnv(h, d->idom, ((size_t)n + 1) * sizeof *d->idom);
-  h = fnv(h, d->retained, ((size_t)n + 1) * sizeof *d->retained);
-  h = fnv(h, d->order, (size_t)n * sizeof *d->order);
-  h = fnv(h, &d->reachable_count, sizeof d->reachable_count);
-  h = fnv(h, &d->reachable_bytes, sizeof d->reachable_bytes);
+  h = fx_fnv(h, d->idom, ((size_t)n + 1) * sizeof *d->idom);
+  h = fx_fnv(h, d->retained, ((size_t)n + 1) * sizeof *d->retained);
+  h = fx_fnv(h, d->order, (size_t)n * sizeof *d->order);
+  h = fx_fnv(h, &d->reachable_count, sizeof d->reachable_count);
+  h = fx_fnv(h, &d->reachable_bytes, sizeof d->reachable_bytes);
   hg_dominators_free(d);
   const struct _hg_view *v = _hg_view_get(g);
   if (!v) return 0;
-  h = fnv(h, &v->reached, sizeof v->reached);
-  h = fnv(h, v->c.start, ((size_t)n + 1) * sizeof *v->c.start);
-  h = fnv(h, v->c.target, (size_t)v->c.start[n] * sizeof *v->c.target);
-  h = fnv(h, v->node, (size_t)n * sizeof *v->node);
-  h = fnv(h, v->reach, ((size_t)n / 64 + 1) * sizeof *v->reach);
+  h = fx_fnv(h, &v->reached, sizeof v->reached);
+  h = fx_fnv(h, v->c.start, ((size_t)n + 1) * sizeof *v->c.start);
+  h = fx_fnv(h, v->c.target, (size_t)v->c.start[n] * sizeof *v->c.target);
+  h = fx_fnv(h, v->node, (size_t)n * sizeof *v->node);
+  h = fx_fnv(h, v->reach, ((size_t)n / 64 + 1) * sizeof *v->reach);
   struct hg_leaks *l = NULL;
   if (hg_leaks_find(g, &l)) return 0;
-  h = fnv(h, &l->leaked_count, sizeof l->leaked_count);
-  h = fnv(h, &l->count, sizeof l->count);
-  for (uint32_t i = 0; i < l->count; i++) h = fnv(h, &l->leaks[i], sizeof l->leaks[i]);
+  h = fx_fnv(h, &l->leaked_count, sizeof l->leaked_count);
+  h = fx_fnv(h, &l->count, sizeof l->count);
+  for (uint32_t i = 0; i < l->count; i++) h = fx_fnv(h, &l->leaks[i], sizeof l->leaks[i]);
   hg_leaks_free(l);
   return h;
 }

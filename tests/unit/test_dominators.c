@@ -165,12 +165,7 @@ static void test_class_retained(void) {
 /* ---- Property test ---- */
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint32_t rnd(uint32_t n) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (uint32_t)(rng % n);
-}
+static uint32_t rnd(uint32_t n) { return fx_rnd(&rng, n); }
 
 /* Nodes reachable from the roots avoiding `skip` (HG_NONE = none). */
 static void reach(const struct hg_graph *g, uint32_t skip, uint8_t *seen) {
