@@ -9,7 +9,7 @@
  * with _exit. The parent releases the threads as soon as the child exists
  * and waits for the result. The child is created without an exit signal, so
  * an application's SIGCHLD handler or wait(-1) never sees it (we reap it
- * with __WCLONE).
+ * with __WCLONE — once it has reported, lazily: see reap_pending).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +46,24 @@ void _hg_plat_describe(struct hg_meta *m) {
 
 int _hg_plat_default_mode(void) { return HG_MODE_FORK; }
 
+/* A child that reported its result but had not finished exiting: the
+ * kernel tearing down its copy of the address space takes ~10 ms per
+ * million heap blocks, which the caller need not wait for. It is reaped at
+ * the next capture (one at a time: the capture lock). */
+static long pending_child;
+
+static void reap_pending(int block) {
+  if (!pending_child) return;
+  int status;
+  long w;
+  do {
+    w = waitpid((pid_t)pending_child, &status, __WCLONE | (block ? 0 : WNOHANG));
+  } while (w < 0 && errno == EINTR);
+  if (w != 0) pending_child = 0; /* reaped, or gone (ECHILD) */
+}
+
 int _hg_plat_fork_run(struct hg_cap *c, int (*body)(struct hg_cap *)) {
+  reap_pending(1); /* the previous capture's child exited long ago */
   struct hg_fork_shared *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) {
     _hg_plat_thaw(c);
@@ -90,8 +107,12 @@ int _hg_plat_fork_run(struct hg_cap *c, int (*body)(struct hg_cap *)) {
     struct timespec ts = {0, 2000000};
     syscall(SYS_futex, &sh->done, FUTEX_WAIT, 0, &ts, NULL, 0);
   }
-  if (pid > 0)
+  if (pid > 0 && rc != HG_ETIMEOUT && __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE)) {
+    pending_child = pid; /* done: reap now if it is gone, else next time */
+    reap_pending(0);
+  } else if (pid > 0) {
     while (waitpid((pid_t)pid, &status, __WCLONE) < 0 && errno == EINTR) {
     }
+  }
   return rc;
 }
