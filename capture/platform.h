@@ -62,6 +62,9 @@ int _hg_plat_heap_walk(struct hg_cap *c);
  * no libc, no malloc, no TLS. One helper at a time; 0, or < 0 when there is
  * none (the caller then does the work itself). */
 int _hg_plat_helper_start(struct hg_cap *c, void (*fn)(void *), void *arg);
+/* Whether _hg_plat_helper_start can start one at all (platform, build,
+ * hg_options.helpers): callers skip preparing work for it otherwise. */
+int _hg_plat_helper_available(const struct hg_cap *c);
 /* Waits until the helper's fn has returned. Safe to call when none runs. */
 void _hg_plat_helper_join(struct hg_cap *c);
 /* Sleeps while *addr == val (may wake spuriously); wakes one sleeper;

@@ -29,9 +29,12 @@ static uint32_t classify_node(struct hg_cap *c, uint64_t addr, uint64_t size) {
   return 0;
 }
 
-static uint32_t edge_kind(struct hg_cap *c, uint32_t cls, uint64_t off, uint32_t *field) {
+/* The kind (and field name) of the edge at byte `off` of a block of class
+ * cls, as classifiers [from, to) name it: the first typed answer wins. */
+static uint32_t edge_kind(struct hg_cap *c, uint32_t from, uint32_t to, uint32_t cls, uint64_t off,
+                          uint32_t *field) {
   *field = 0;
-  for (uint32_t i = 0; i < c->nclassifiers; i++) {
+  for (uint32_t i = from; i < to; i++) {
     const struct hg_classifier *k = c->classifiers[i];
     if (!k->edge) continue;
     struct hg_classify_reg reg = {c, c->classifier_state[i]};
@@ -126,11 +129,14 @@ HG_NO_ASAN static void resolve_batch(const struct hg_cap *c, struct cand *b, siz
 
 /* The kind of a resolved edge: named by a classifier, else conservative,
  * or interior when it does not point at the target's first byte. */
-static uint32_t resolved_kind(struct hg_cap *c, uint32_t cls, uint32_t off, int at_start,
-                              uint32_t *field) {
+/* The kind of a resolved edge: named by classifiers [from, to) when the
+ * source has a class (cls, 0 = none), else conservative, or interior when it
+ * does not point at the target's first byte. */
+static uint32_t resolved_kind(struct hg_cap *c, uint32_t from, uint32_t to, uint32_t cls,
+                              uint32_t off, int at_start, uint32_t *field) {
   uint32_t kind = HG_EDGE_CONSERVATIVE;
   *field = 0;
-  if (cls) kind = edge_kind(c, cls, off, field);
+  if (cls) kind = edge_kind(c, from, to, cls, off, field);
   if (kind == HG_EDGE_CONSERVATIVE && !at_start) kind = HG_EDGE_INTERIOR;
   return kind;
 }
@@ -139,7 +145,7 @@ static int flush_batch(struct hg_cap *c, struct cand *b, size_t n) {
   resolve_batch(c, b, n);
   for (size_t k = 0; k < n; k++) {
     if (b[k].t == UINT32_MAX) continue;
-    uint32_t field, kind = resolved_kind(c, b[k].cls, b[k].off, b[k].known == 2, &field);
+    uint32_t field, kind = resolved_kind(c, 0, c->nclassifiers, b[k].cls, b[k].off, b[k].known == 2, &field);
     int rc = hg_writer_edge(c->w, b[k].src, b[k].off, b[k].t, kind, field);
     if (rc) return rc;
     c->edges++;
@@ -165,6 +171,35 @@ static inline void ahead_to(struct ahead *h, uint64_t a, uint64_t want) {
   if (h->next < a) h->next = a & ~(uint64_t)63;
   for (; h->next < want && h->next < h->stop; h->next += 64)
     __builtin_prefetch((const void *)(uintptr_t)h->next);
+}
+
+/* Walks the blocks in address order, segment by segment, prefetching their
+ * contents ahead; b->s is the current block's segment. */
+struct blocks {
+  const struct hg_cap *c;
+  const struct hg_segment *s;
+  size_t k, nseg;
+  uint32_t i, end;
+  struct ahead h;
+};
+
+static void blocks_init(struct blocks *b, const struct hg_cap *c) {
+  *b = (struct blocks){.c = c, .nseg = _hg_vec_len(&c->segments)}; /* no libc: the helper runs this */
+}
+
+static inline int blocks_next(struct blocks *b, uint32_t *i, uint64_t *a, uint64_t *z) {
+  while (b->i == b->end) {
+    if (b->k == b->nseg) return 0;
+    b->s = _hg_vec_at(&b->c->segments, b->k++);
+    b->i = b->s->first;
+    b->end = b->s->first + b->s->count;
+    ahead_init(b->c, b->s, &b->h);
+  }
+  *i = b->i++;
+  *a = _hg_node_addr(b->c, b->s, *i);
+  *z = _hg_node_size(b->c, *i);
+  ahead_to(&b->h, *a, *a + *z + SCAN_AHEAD);
+  return 1;
 }
 
 static int typed_edges(const struct hg_cap *c) { /* some classifier names edges */
@@ -211,23 +246,19 @@ static int alone_flush(void *ctx, struct cand *b, size_t n, uint32_t node) {
  * as a node, then its words are scanned for edges (the writer keeps node
  * and edge chunks apart; an edge may name a node written later). */
 HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
-  size_t nseg = _hg_vec_len(&c->segments);
   int typed = typed_edges(c);
   struct cand batch[BATCH];
   size_t n = 0;
-  for (size_t k = 0; k < nseg; k++) {
-    const struct hg_segment *s = _hg_vec_at(&c->segments, k);
-    struct ahead h;
-    ahead_init(c, s, &h);
-    for (uint32_t i = s->first; i < s->first + s->count; i++) {
-      uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
-      ahead_to(&h, a, a + z + SCAN_AHEAD);
-      uint32_t cls = classify_node(c, a, z);
-      int rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id);
-      if (rc) return rc;
-      if (!typed) cls = 0;
-      if ((rc = add_words(c, i, a, z, cls, batch, &n, alone_flush, c))) return rc;
-    }
+  struct blocks b;
+  uint32_t i;
+  uint64_t a, z;
+  blocks_init(&b, c);
+  while (blocks_next(&b, &i, &a, &z)) {
+    uint32_t cls = classify_node(c, a, z);
+    int rc = hg_writer_node(c->w, a, z, cls, b.s->flags, b.s->heap_id);
+    if (rc) return rc;
+    if (!typed) cls = 0;
+    if ((rc = add_words(c, i, a, z, cls, batch, &n, alone_flush, c))) return rc;
   }
   return n ? flush_batch(c, batch, n) : 0;
 }
@@ -363,31 +394,27 @@ static int emit_flush(void *ctx, struct cand *b, size_t n, uint32_t node) {
 HG_NO_ASAN static void resolver(void *arg) {
   struct pipeline *p = arg;
   const struct hg_cap *c = p->c;
-  size_t nseg = _hg_vec_len(&c->segments);
   struct cand batch[BATCH];
   size_t n = 0;
-  for (size_t k = 0; k < nseg; k++) {
-    const struct hg_segment *s = _hg_vec_at(&c->segments, k);
-    struct ahead h;
-    ahead_init(c, s, &h);
-    for (uint32_t i = s->first; i < s->first + s->count; i++) {
-      uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
-      ahead_to(&h, a, a + z + SCAN_AHEAD);
-      if (p->identify) { /* the class record goes first among node i's */
-        uint32_t which = 0;
-        uint32_t token = identify_node(c, a, z, &which);
-        if (token) {
-          batch[n].v = token;
-          batch[n].src = i;
-          batch[n].off = CLASS_REC | (which << 8);
-          if (++n == BATCH) {
-            if (!emit_batch(p, batch, n, i)) return;
-            n = 0;
-          }
+  struct blocks b;
+  uint32_t i;
+  uint64_t a, z;
+  blocks_init(&b, c);
+  while (blocks_next(&b, &i, &a, &z)) {
+    if (p->identify) { /* the class record goes first among node i's */
+      uint32_t which = 0;
+      uint32_t token = identify_node(c, a, z, &which);
+      if (token) {
+        batch[n].v = token;
+        batch[n].src = i;
+        batch[n].off = CLASS_REC | (which << 8);
+        if (++n == BATCH) {
+          if (!emit_batch(p, batch, n, i)) return;
+          n = 0;
         }
       }
-      if (add_words(c, i, a, z, 0, batch, &n, emit_flush, p)) return; /* stopped */
     }
+    if (add_words(c, i, a, z, 0, batch, &n, emit_flush, p)) return; /* stopped */
   }
   if (n && !emit_batch(p, batch, n, batch[n - 1].src)) return;
   publish(p, _hg_node_count(c), 1);
@@ -428,9 +455,9 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
     uint32_t end = s->first + s->count;
     for (uint32_t i = s->first; i < end && !rc; i++) {
       uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
-      uint32_t cls = 0, ecls = 0; /* ecls: class for edge naming (this thread's classify) */
-      const struct hg_classifier *namer = NULL; /* or the classifier of the class record */
-      void *namer_state = NULL;
+      uint32_t cls = 0, ecls = 0; /* ecls: the class edges are named by (0: none) */
+      uint32_t from = 0, to = c->nclassifiers; /* who names them: all, or the one
+                                                  that gave the class record */
       int written = 0;
       if (!p->identify) { /* classified here; fetch the blocks ahead */
         if (c->nclassifiers && i + CLASSIFY_AHEAD < end)
@@ -449,9 +476,9 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
             if (w < c->nclassifiers) {
               struct hg_classify_reg reg = {c, c->classifier_state[w]};
               cls = c->classifiers[w]->class_of(&reg, e->val);
-              /* its edges are named by the classifier that knows the class */
-              namer = cls && c->classifiers[w]->edge ? c->classifiers[w] : NULL;
-              namer_state = c->classifier_state[w];
+              ecls = typed ? cls : 0;
+              from = w; /* its edges are named by the classifier that knows the class */
+              to = w + 1;
             }
             continue;
           }
@@ -459,18 +486,8 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
             if ((rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id))) break;
             written = 1;
           }
-          uint32_t field = 0, off = e->off & ~7u, kind = HG_EDGE_CONSERVATIVE;
-          if (namer) {
-            struct hg_classify_reg reg = {c, namer_state};
-            kind = namer->edge(&reg, cls, off, &field);
-            if (kind < HG_EDGE_STRONG || kind >= HG_EDGE_KIND_COUNT) {
-              kind = HG_EDGE_CONSERVATIVE;
-              field = 0;
-            }
-          } else if (ecls) {
-            kind = edge_kind(c, ecls, off, &field);
-          }
-          if (kind == HG_EDGE_CONSERVATIVE && !(e->off & AT_START)) kind = HG_EDGE_INTERIOR;
+          uint32_t field, off = e->off & ~7u;
+          uint32_t kind = resolved_kind(c, from, to, ecls, off, (e->off & AT_START) != 0, &field);
           if ((rc = hg_writer_edge(c->w, i, off, e->val, kind, field))) break;
           c->edges++;
         }
@@ -501,6 +518,7 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
  * else on this thread alone. Same output either way. */
 int _hg_scan_nodes(struct hg_cap *c) {
   if (_hg_node_count(c) == 0) return 0;
+  if (!_hg_plat_helper_available(c)) return scan_nodes_alone(c); /* no ring needed */
   if (!c->ring.base && _hg_vec_init(&c->scratch, &c->ring, sizeof(struct redge), RING))
     return scan_nodes_alone(c);
   if (!c->ring.used && !_hg_vec_push(&c->ring, RING)) return scan_nodes_alone(c);

@@ -8,6 +8,11 @@
  */
 #include "capture/platform.h"
 
+int _hg_plat_helper_available(const struct hg_cap *c) {
+  (void)c;
+  return 0;
+}
+
 int _hg_plat_helper_start(struct hg_cap *c, void (*fn)(void *), void *arg) {
   (void)c, (void)fn, (void)arg;
   return HG_EUNSUPPORTED;

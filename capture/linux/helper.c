@@ -92,13 +92,22 @@ static int trampoline(void *unused) {
 }
 #endif
 
+int _hg_plat_helper_available(const struct hg_cap *c) {
+#ifdef HG_NO_HELPER
+  (void)c;
+  return 0;
+#else
+  return c->opt && c->opt->helpers != 0;
+#endif
+}
+
 int _hg_plat_helper_start(struct hg_cap *c, void (*fn)(void *), void *arg) {
 #ifdef HG_NO_HELPER
   (void)c, (void)fn, (void)arg;
   return HG_EUNSUPPORTED;
 #else
   if (hp.tid) return HG_EINTERNAL;
-  if (!c->opt || c->opt->helpers == 0) return HG_EUNSUPPORTED;
+  if (!_hg_plat_helper_available(c)) return HG_EUNSUPPORTED;
   struct hg_vec *stk = &c->helper_stack; /* one per capture, reused */
   if (!stk->base && _hg_vec_init(&c->scratch, stk, 1, STACK_BYTES)) return HG_ENOMEM;
   if (!stk->used && !_hg_vec_push(stk, STACK_BYTES)) return HG_ENOMEM;
