@@ -102,7 +102,8 @@ int main(int argc, char **argv) {
   static const struct hg_classifier *const on[] = {&_hg_classifier_cxx, nullptr};
   static const struct hg_classifier *const off[] = {nullptr};
   static const struct hg_classifier noop = {"noop",  nullptr,       noop_classify, nullptr,
-                                            nullptr, noop_identify, noop_class_of};
+                                            nullptr, noop_identify, noop_class_of,
+                                            nullptr, nullptr,       nullptr};
   static const struct hg_classifier *const hook[] = {&noop, nullptr};
   static const struct hg_classifier *const *const lists[3] = {on, off, hook};
   const int modes[2] = {HG_MODE_SUSPEND, HG_MODE_FORK};

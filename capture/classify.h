@@ -40,6 +40,24 @@
  *      token identify() returned (registering it on first use), or 0.
  * classify() must equal class_of(identify()). Without both halves the
  * engine calls classify() on the capturing thread.
+ *
+ * A classifier with split classify() may split edge() the same way, so that
+ * the helper names the edges too:
+ *   edge_identify() — on the helper thread, same rules as identify(): for
+ *      an edge at byte `offset` of a block whose identify() token is
+ *      `token`, a non-zero 32-bit edge token, or 0 for an untyped edge.
+ *   edge_map() — optional, same rules: the edge tokens of a block whose
+ *      token is `token` as an array, one per word (map[off / 8] is
+ *      edge_identify(token, off) for a word-aligned off below 8 * *words, 0
+ *      beyond), or NULL when there is none (yet): the scan then asks
+ *      edge_identify() word by word.
+ *   edge_of() — on the capturing thread: the kind of an edge token and its
+ *      field name (*field, registered on first use), as edge() would give.
+ * edge(class_of(t), off) must equal edge_of(edge_identify(t, off)) when the
+ * edge token is non-zero, else HG_EDGE_CONSERVATIVE. The scan runs these
+ * halves on both of its paths (with or without a helper thread), and may
+ * remember what class_of() and edge_of() answered for a token (a token
+ * always means the same class, an edge token the same kind and field).
  */
 #ifndef HG_CAPTURE_CLASSIFY_H
 #define HG_CAPTURE_CLASSIFY_H
@@ -67,6 +85,9 @@ struct hg_classifier {
   uint32_t (*identify)(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
                        const uint64_t *words, uint32_t nwords);
   uint32_t (*class_of)(struct hg_classify_reg *reg, uint32_t token);
+  uint32_t (*edge_identify)(void *state, const struct hg_cap *c, uint32_t token, uint64_t offset);
+  const uint32_t *(*edge_map)(void *state, const struct hg_cap *c, uint32_t token, uint32_t *words);
+  uint32_t (*edge_of)(struct hg_classify_reg *reg, uint32_t edge_token, uint32_t *field);
 };
 
 /* Registers a class with the snapshot; returns its id (>= 1) or 0. */

@@ -168,5 +168,10 @@ static void cxx_finish(struct hg_classify_reg *reg) {
 }
 
 const struct hg_classifier _hg_classifier_cxx = {
-    "c++", cxx_prepare, cxx_classify, NULL, cxx_finish, cxx_identify, cxx_class_of,
+    .name = "c++",
+    .prepare = cxx_prepare,
+    .classify = cxx_classify,
+    .finish = cxx_finish,
+    .identify = cxx_identify,
+    .class_of = cxx_class_of,
 };

@@ -11,6 +11,11 @@
  *            classes that have instances).
  *   edge     (frozen): writer class id -> class, offset -> object ivar of
  *            the class or a superclass; named edge of the ivar's strength.
+ *            Split as the scan's helper needs it: edge_map (class index ->
+ *            the class's word map of ivar index + 1, once the capturing
+ *            thread has built and published it at the first instance),
+ *            edge_identify (the ivar search, without a map) and edge_of
+ *            (ivar -> kind, field name; capturing thread).
  *
  * One capture at a time (hg_capture serialises them), so the state is a
  * single static; its vectors live in the capture's scratch, which the
@@ -128,11 +133,54 @@ static uint32_t objc_edge(struct hg_classify_reg *reg, uint32_t class_id, uint64
   return v->kind;
 }
 
+/* The helper's halves of edge(): edge tokens are ivar index + 1. The word
+ * map of a class whose token is `token`, once published (objc_table.c). */
+static const uint32_t *objc_edge_map(void *state, const struct hg_cap *cap, uint32_t token,
+                                     uint32_t *words) {
+  (void)cap;
+  struct objc_state *s = state;
+  *words = 0;
+  if (!s || !s->on || !token) return NULL;
+  return _hg_objc_map_of(&s->t, token - 1, words);
+}
+
+/* Without a map: the object ivar at `offset`, or 0. */
+static uint32_t objc_edge_identify(void *state, const struct hg_cap *cap, uint32_t token,
+                                   uint64_t offset) {
+  (void)cap;
+  struct objc_state *s = state;
+  if (!s || !s->on || !token) return 0;
+  const struct hg_objc_ivar *v = _hg_objc_ivar_at(&s->t, token - 1, offset);
+  return v ? (uint32_t)(v - (const struct hg_objc_ivar *)s->t.ivars.base) + 1 : 0;
+}
+
+/* The capturing thread's half: the ivar's strength and name. */
+static uint32_t objc_edge_of(struct hg_classify_reg *reg, uint32_t edge_token, uint32_t *field) {
+  struct objc_state *s = reg->state;
+  *field = 0;
+  if (!s || !s->on || !edge_token || edge_token > _hg_vec_len(&s->t.ivars))
+    return HG_EDGE_CONSERVATIVE;
+  struct hg_objc_ivar *v = (struct hg_objc_ivar *)s->t.ivars.base + (edge_token - 1);
+  if (!v->kind) return HG_EDGE_CONSERVATIVE;
+  if (!v->field_id) v->field_id = _hg_classify_string(reg, _hg_objc_str(&s->t, v->name));
+  *field = v->field_id;
+  return v->kind;
+}
+
 static void objc_finish(struct hg_classify_reg *reg) {
   struct objc_state *s = reg->state;
   if (s) s->on = 0; /* the vectors go with the capture's scratch */
 }
 
 const struct hg_classifier _hg_classifier_objc = {
-    "objc", objc_prepare, objc_classify, objc_edge, objc_finish, objc_identify, objc_class_of,
+    .name = "objc",
+    .prepare = objc_prepare,
+    .classify = objc_classify,
+    .edge = objc_edge,
+    .finish = objc_finish,
+    .identify = objc_identify,
+    .class_of = objc_class_of,
+    .edge_identify = objc_edge_identify,
+    .edge_map = objc_edge_map,
+    .edge_of = objc_edge_of,
 };

@@ -158,6 +158,10 @@ uint32_t _hg_objc_find_id(const struct hg_objc_table *t, uint32_t id);
  * of an instance of class `cls`, or NULL. */
 struct hg_objc_ivar *_hg_objc_ivar_at(const struct hg_objc_table *t, uint32_t cls,
                                       uint64_t offset);
+/* The word map of class `cls` (instance word -> ivar index + 1, or 0) and
+ * its length in *words, or NULL while it has none. May run on another
+ * thread than _hg_objc_bind_id: a map is seen only once complete. */
+const uint32_t *_hg_objc_map_of(const struct hg_objc_table *t, uint32_t cls, uint32_t *words);
 /* The same through the class's word map when it has one. */
 struct hg_objc_ivar *_hg_objc_ivar_fast(const struct hg_objc_table *t, uint32_t cls,
                                         uint64_t offset);

@@ -181,8 +181,9 @@ static void build_map(struct hg_objc_table *t, uint32_t cls) {
     const struct hg_objc_ivar *v = _hg_objc_ivar_at(t, cls, w * 8);
     map[w] = v ? (uint32_t)(v - base) + 1 : 0;
   }
-  c->map_first = (uint32_t)first + 1;
   c->map_words = (uint32_t)words;
+  /* published last: the helper thread reads maps (_hg_objc_map_of) */
+  __atomic_store_n(&c->map_first, (uint32_t)first + 1, __ATOMIC_RELEASE);
 }
 
 int _hg_objc_bind_id(struct hg_objc_table *t, uint32_t cls, uint32_t id) {
@@ -241,12 +242,23 @@ struct hg_objc_ivar *_hg_objc_ivar_at(const struct hg_objc_table *t, uint32_t cl
   return NULL;
 }
 
+const uint32_t *_hg_objc_map_of(const struct hg_objc_table *t, uint32_t cls, uint32_t *words) {
+  *words = 0;
+  if (cls >= _hg_vec_len(&t->classes)) return NULL;
+  const struct hg_objc_class *c = _hg_objc_class_at(t, cls);
+  uint32_t first = __atomic_load_n(&c->map_first, __ATOMIC_ACQUIRE);
+  if (!first) return NULL;
+  *words = c->map_words;
+  return (const uint32_t *)t->wordmap.base + (first - 1);
+}
+
 struct hg_objc_ivar *_hg_objc_ivar_fast(const struct hg_objc_table *t, uint32_t cls,
                                         uint64_t offset) {
   if (cls >= _hg_vec_len(&t->classes)) return NULL;
-  const struct hg_objc_class *c = _hg_objc_class_at(t, cls);
-  if (!c->map_first) return _hg_objc_ivar_at(t, cls, offset);
-  if ((offset & 7u) || offset / 8 >= c->map_words) return NULL;
-  uint32_t v = ((const uint32_t *)t->wordmap.base)[c->map_first - 1 + offset / 8];
+  uint32_t words;
+  const uint32_t *map = _hg_objc_map_of(t, cls, &words);
+  if (!map) return _hg_objc_ivar_at(t, cls, offset);
+  if ((offset & 7u) || offset / 8 >= words) return NULL;
+  uint32_t v = map[offset / 8];
   return v ? (struct hg_objc_ivar *)_hg_vec_at(&t->ivars, v - 1) : NULL;
 }

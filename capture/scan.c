@@ -14,11 +14,28 @@
 #include "capture/platform.h"
 #include "capture/ptrindex.h"
 
+/* Copies a block's first words (up to HG_CLASSIFY_WORDS) for the
+ * classifiers; returns how many. */
+HG_NO_ASAN static inline uint32_t block_words(uint64_t addr, uint64_t size,
+                                              uint64_t words[HG_CLASSIFY_WORDS]) {
+  const volatile uint64_t *w = (const volatile uint64_t *)(uintptr_t)addr;
+  if (size >= 8 * HG_CLASSIFY_WORDS) { /* the common case, without a loop */
+    _Static_assert(HG_CLASSIFY_WORDS == 4, "block_words copies 4 words");
+    words[0] = w[0];
+    words[1] = w[1];
+    words[2] = w[2];
+    words[3] = w[3];
+    return HG_CLASSIFY_WORDS;
+  }
+  uint32_t n = (uint32_t)(size / 8);
+  for (uint32_t k = 0; k < n; k++) words[k] = w[k];
+  return n;
+}
+
 static uint32_t classify_node(struct hg_cap *c, uint64_t addr, uint64_t size) {
   if (!c->nclassifiers) return 0;
   uint64_t words[HG_CLASSIFY_WORDS];
-  uint32_t n = (uint32_t)(size / 8 < HG_CLASSIFY_WORDS ? size / 8 : HG_CLASSIFY_WORDS);
-  for (uint32_t k = 0; k < n; k++) words[k] = ((const volatile uint64_t *)(uintptr_t)addr)[k];
+  uint32_t n = block_words(addr, size, words);
   for (uint32_t i = 0; i < c->nclassifiers; i++) {
     const struct hg_classifier *k = c->classifiers[i];
     if (!k->classify) continue;
@@ -50,8 +67,7 @@ static uint32_t edge_kind(struct hg_cap *c, uint32_t from, uint32_t to, uint32_t
 HG_NO_ASAN static uint32_t identify_node(const struct hg_cap *c, uint64_t addr, uint64_t size,
                                          uint32_t *which) {
   uint64_t words[HG_CLASSIFY_WORDS];
-  uint32_t n = (uint32_t)(size / 8 < HG_CLASSIFY_WORDS ? size / 8 : HG_CLASSIFY_WORDS);
-  for (uint32_t k = 0; k < n; k++) words[k] = ((const volatile uint64_t *)(uintptr_t)addr)[k];
+  uint32_t n = block_words(addr, size, words);
   for (uint32_t i = 0; i < c->nclassifiers; i++) {
     uint32_t token = c->classifiers[i]->identify(c->classifier_state[i], c, addr, size, words, n);
     if (token) {
@@ -70,6 +86,103 @@ static int split_classifiers(const struct hg_cap *c) {
   return 1;
 }
 
+/* A classifier that names its edges in halves (classify.h). */
+static int names_split(const struct hg_classifier *k) {
+  return k->edge && k->edge_identify && k->edge_of;
+}
+
+/* How the words of one block get their edge tokens: the block's classifier
+ * (when it names edges in halves) and its edge map or, without one,
+ * edge_identify() word by word. Pure: runs on the helper too. */
+struct namer {
+  const struct hg_classifier *k;
+  void *state;
+  uint32_t token, which, words, final; /* final: the map will not change   */
+  const uint32_t *map;
+};
+
+/* The namers of recent classes, by token. Used by one thread at a time:
+ * the helper, or the capturing thread when it scans alone. A namer is
+ * kept once its map is there (a class's map appears at its first
+ * instance's class_of(), which the helper may run ahead of). */
+#define NAMERS 64
+static struct namer namers[NAMERS];
+
+/* The namer of a block with token `token` from classifier `which`, or NULL
+ * when that classifier does not name edges in halves. */
+static const struct namer *namer_of(const struct hg_cap *c, uint32_t which, uint32_t token) {
+  struct namer *nm = &namers[token & (NAMERS - 1)];
+  if (nm->final && nm->token == token && nm->which == which) return nm;
+  const struct hg_classifier *k = c->classifiers[which];
+  if (!names_split(k)) return NULL;
+  *nm = (struct namer){.k = k, .state = c->classifier_state[which], .token = token, .which = which};
+  if (k->edge_map) nm->map = k->edge_map(nm->state, c, token, &nm->words);
+  nm->final = nm->map || !k->edge_map;
+  return nm;
+}
+
+static inline uint32_t edge_token(const struct hg_cap *c, const struct namer *nm, uint32_t off) {
+  if (nm->map) return off / 8 < nm->words ? nm->map[off / 8] : 0;
+  return nm->k->edge_identify(nm->state, c, nm->token, off);
+}
+
+/* What class_of() and edge_of() answered, by token (capturing thread; a
+ * token always means the same answer, classify.h): most blocks and edges
+ * repeat a few classes and fields, and this spares a call each. Keys are
+ * (classifier + 1) << 32 | token, so 0 is no key. */
+#define MEMO 256
+static struct memo {
+  struct { uint64_t key; uint32_t cls; } cls[MEMO];
+  struct { uint64_t key; uint32_t kind, field; } edge[MEMO];
+} memo; /* one capture at a time (capture lock) */
+
+static inline uint64_t memo_key(uint32_t which, uint32_t token) {
+  return (uint64_t)(which + 1) << 32 | token;
+}
+
+static uint32_t class_of_call(struct hg_cap *c, uint32_t which, uint32_t token) {
+  struct hg_classify_reg reg = {c, c->classifier_state[which]};
+  uint32_t cls = c->classifiers[which]->class_of(&reg, token);
+  if (cls) { /* a failed registration is not remembered */
+    memo.cls[token & (MEMO - 1)].key = memo_key(which, token);
+    memo.cls[token & (MEMO - 1)].cls = cls;
+  }
+  return cls;
+}
+
+static inline uint32_t class_of(struct hg_cap *c, uint32_t which, uint32_t token) {
+  uint32_t h = token & (MEMO - 1);
+  if (memo.cls[h].key == memo_key(which, token)) return memo.cls[h].cls;
+  return class_of_call(c, which, token);
+}
+
+static uint32_t edge_of_call(struct hg_cap *c, uint32_t which, uint32_t etok, uint32_t *field) {
+  struct hg_classify_reg reg = {c, c->classifier_state[which]};
+  *field = 0;
+  uint32_t kind = c->classifiers[which]->edge_of(&reg, etok, field);
+  if (kind < HG_EDGE_STRONG || kind >= HG_EDGE_KIND_COUNT) {
+    *field = 0;
+    return HG_EDGE_CONSERVATIVE;
+  }
+  if (*field) {
+    memo.edge[etok & (MEMO - 1)].key = memo_key(which, etok);
+    memo.edge[etok & (MEMO - 1)].kind = kind;
+    memo.edge[etok & (MEMO - 1)].field = *field;
+  }
+  return kind;
+}
+
+/* The kind and field of a named edge (edge token etok of classifier
+ * `which`), or HG_EDGE_CONSERVATIVE. */
+static inline uint32_t edge_of(struct hg_cap *c, uint32_t which, uint32_t etok, uint32_t *field) {
+  uint32_t h = etok & (MEMO - 1);
+  if (memo.edge[h].key == memo_key(which, etok)) {
+    *field = memo.edge[h].field;
+    return memo.edge[h].kind;
+  }
+  return edge_of_call(c, which, etok, field);
+}
+
 /* Candidate words are resolved in batches: first the index memory of the
  * whole batch is prefetched, then (only for words that are not known to be
  * a block's first byte) the candidate nodes, then each word is resolved.
@@ -81,8 +194,10 @@ static int split_classifiers(const struct hg_cap *c) {
 
 struct cand {
   uint64_t v;             /* the word (or, for a class record, the token) */
-  uint32_t src, off, cls; /* cls: the source block's class (single thread);
+  uint32_t src, off, cls; /* cls: the source block's class when classifiers
+                             name its edges by edge() (single thread);
                              off = CLASS_REC + classifier: a class record  */
+  uint32_t etok, which;   /* edge token, from classifier `which` (or 0)   */
   int known;              /* see _hg_ix_candidate                          */
   const struct hg_segment *seg;
   const void *slot;
@@ -145,7 +260,10 @@ static int flush_batch(struct hg_cap *c, struct cand *b, size_t n) {
   resolve_batch(c, b, n);
   for (size_t k = 0; k < n; k++) {
     if (b[k].t == UINT32_MAX) continue;
-    uint32_t field, kind = resolved_kind(c, 0, c->nclassifiers, b[k].cls, b[k].off, b[k].known == 2, &field);
+    uint32_t field = 0, kind = HG_EDGE_CONSERVATIVE;
+    if (b[k].etok) kind = edge_of(c, b[k].which, b[k].etok, &field);
+    if (kind == HG_EDGE_CONSERVATIVE) /* cls is 0 when edge tokens name the block's edges */
+      kind = resolved_kind(c, 0, c->nclassifiers, b[k].cls, b[k].off, b[k].known == 2, &field);
     int rc = hg_writer_edge(c->w, b[k].src, b[k].off, b[k].t, kind, field);
     if (rc) return rc;
     c->edges++;
@@ -209,13 +327,13 @@ static int typed_edges(const struct hg_cap *c) { /* some classifier names edges 
 }
 
 /* Adds block i's words that fall inside the heap span to the batch as
- * candidates, handing the batch to flush() whenever it is full. 0, or what
- * flush() returned. */
+ * candidates (with their edge tokens when nm names them), handing the
+ * batch to flush() whenever it is full. 0, or what flush() returned. */
 typedef int (*flush_fn)(void *ctx, struct cand *b, size_t n, uint32_t node);
 
 HG_NO_ASAN static inline int add_words(const struct hg_cap *c, uint32_t i, uint64_t a, uint64_t z,
-                                       uint32_t cls, struct cand *batch, size_t *n,
-                                       flush_fn flush, void *ctx) {
+                                       uint32_t cls, const struct namer *nm, struct cand *batch,
+                                       size_t *n, flush_fn flush, void *ctx) {
   const uint64_t lo = c->heap_lo, hi = c->heap_hi;
   const uint64_t *w = (const uint64_t *)(uintptr_t)a;
   uint64_t nw = z / 8;
@@ -228,6 +346,8 @@ HG_NO_ASAN static inline int add_words(const struct hg_cap *c, uint32_t i, uint6
     b->src = i;
     b->off = (uint32_t)(wi * 8);
     b->cls = cls;
+    b->etok = nm ? edge_token(c, nm, b->off) : 0;
+    b->which = nm ? nm->which : 0;
     if (*n == BATCH) {
       int rc = flush(ctx, batch, *n, i);
       *n = 0;
@@ -246,7 +366,7 @@ static int alone_flush(void *ctx, struct cand *b, size_t n, uint32_t node) {
  * as a node, then its words are scanned for edges (the writer keeps node
  * and edge chunks apart; an edge may name a node written later). */
 HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
-  int typed = typed_edges(c);
+  int typed = typed_edges(c), split = c->nclassifiers && split_classifiers(c);
   struct cand batch[BATCH];
   size_t n = 0;
   struct blocks b;
@@ -254,11 +374,19 @@ HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
   uint64_t a, z;
   blocks_init(&b, c);
   while (blocks_next(&b, &i, &a, &z)) {
-    uint32_t cls = classify_node(c, a, z);
+    uint32_t cls, which = 0, token = 0;
+    const struct namer *nm = NULL;
+    if (split) { /* the same halves as the pipelined scan */
+      token = identify_node(c, a, z, &which);
+      cls = token ? class_of(c, which, token) : 0;
+    } else {
+      cls = classify_node(c, a, z);
+    }
     int rc = hg_writer_node(c->w, a, z, cls, b.s->flags, b.s->heap_id);
     if (rc) return rc;
     if (!typed) cls = 0;
-    if ((rc = add_words(c, i, a, z, cls, batch, &n, alone_flush, c))) return rc;
+    if (cls && token && (nm = namer_of(c, which, token))) cls = 0; /* named by edge tokens only */
+    if ((rc = add_words(c, i, a, z, cls, nm, batch, &n, alone_flush, c))) return rc;
   }
   return n ? flush_batch(c, batch, n) : 0;
 }
@@ -281,11 +409,14 @@ HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
 /* A ring entry: an edge (off = byte offset, | AT_START when it points at
  * the target's first byte; val = target node) or a class record (off & 7 ==
  * CLASS_REC, classifier index in bits 8..15; val = its identify() token),
- * which comes first among its node's entries. */
+ * which comes first among its node's entries. src is the node, except in
+ * an edge with an edge token (off | NAMED): there src is the token, and the
+ * node is the one of the class record before it. */
 struct redge {
   uint32_t src, off, val;
 };
 #define AT_START 2u
+#define NAMED 4u
 
 static struct pipeline {
   /* written by the helper, read by the capturing thread */
@@ -304,6 +435,7 @@ static struct pipeline {
   _Alignas(64) struct hg_cap *c;
   struct redge *ring;
   int identify;                 /* the helper classifies (split classifiers) */
+  int typed;                    /* some classifier names edges               */
 } pl; /* one capture at a time (capture lock) */
 
 static inline void cpu_relax(void) {
@@ -373,12 +505,13 @@ static int emit_batch(struct pipeline *p, struct cand *b, size_t n, uint32_t don
       if (p->whead - p->tail_seen >= RING && !ring_space(p, done > 0 ? b[k].src : 0)) return 0;
     }
     struct redge *e = &p->ring[p->whead % RING];
-    e->src = b[k].src;
     if (rec) {
+      e->src = b[k].src;
       e->off = b[k].off;
       e->val = (uint32_t)b[k].v;
     } else {
-      e->off = b[k].off | (b[k].known == 2 ? AT_START : 0);
+      e->src = b[k].etok ? b[k].etok : b[k].src;
+      e->off = b[k].off | (b[k].known == 2 ? AT_START : 0) | (b[k].etok ? NAMED : 0);
       e->val = b[k].t;
     }
     p->whead++;
@@ -401,6 +534,7 @@ HG_NO_ASAN static void resolver(void *arg) {
   uint64_t a, z;
   blocks_init(&b, c);
   while (blocks_next(&b, &i, &a, &z)) {
+    const struct namer *nm = NULL;
     if (p->identify) { /* the class record goes first among node i's */
       uint32_t which = 0;
       uint32_t token = identify_node(c, a, z, &which);
@@ -412,9 +546,10 @@ HG_NO_ASAN static void resolver(void *arg) {
           if (!emit_batch(p, batch, n, i)) return;
           n = 0;
         }
+        if (p->typed) nm = namer_of(c, which, token);
       }
     }
-    if (add_words(c, i, a, z, 0, batch, &n, emit_flush, p)) return; /* stopped */
+    if (add_words(c, i, a, z, 0, nm, batch, &n, emit_flush, p)) return; /* stopped */
   }
   if (n && !emit_batch(p, batch, n, batch[n - 1].src)) return;
   publish(p, _hg_node_count(c), 1);
@@ -458,6 +593,7 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
       uint32_t cls = 0, ecls = 0; /* ecls: the class edges are named by (0: none) */
       uint32_t from = 0, to = c->nclassifiers; /* who names them: all, or the one
                                                   that gave the class record */
+      int tokens = 0; /* that one names them in halves: the helper gave tokens */
       int written = 0;
       if (!p->identify) { /* classified here; fetch the blocks ahead */
         if (c->nclassifiers && i + CLASSIFY_AHEAD < end)
@@ -468,17 +604,18 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
         ecls = typed ? cls : 0;
       }
       for (;;) { /* node i's records, as the helper publishes them */
-        for (; tail != head && p->ring[tail % RING].src == i; tail++) {
+        for (; tail != head; tail++) {
           const struct redge *e = &p->ring[tail % RING];
+          if (!(e->off & NAMED) && e->src != i) break; /* a later node's */
           __builtin_prefetch(&p->ring[(tail + 16) % RING]); /* written on the other core */
           if ((e->off & 7) == CLASS_REC) { /* first of node i's, if any */
             uint32_t w = (e->off >> 8) & 0xff;
             if (w < c->nclassifiers) {
-              struct hg_classify_reg reg = {c, c->classifier_state[w]};
-              cls = c->classifiers[w]->class_of(&reg, e->val);
+              cls = class_of(c, w, e->val);
               ecls = typed ? cls : 0;
               from = w; /* its edges are named by the classifier that knows the class */
               to = w + 1;
+              tokens = names_split(c->classifiers[w]);
             }
             continue;
           }
@@ -486,8 +623,13 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
             if ((rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id))) break;
             written = 1;
           }
-          uint32_t field, off = e->off & ~7u;
-          uint32_t kind = resolved_kind(c, from, to, ecls, off, (e->off & AT_START) != 0, &field);
+          uint32_t field = 0, off = e->off & ~7u, kind = HG_EDGE_CONSERVATIVE;
+          int at_start = (e->off & AT_START) != 0;
+          if (!tokens)
+            kind = resolved_kind(c, from, to, ecls, off, at_start, &field);
+          else if ((e->off & NAMED) && ecls)
+            kind = edge_of(c, from, e->src, &field);
+          if (kind == HG_EDGE_CONSERVATIVE && !at_start) kind = HG_EDGE_INTERIOR;
           if ((rc = hg_writer_edge(c->w, i, off, e->val, kind, field))) break;
           c->edges++;
         }
@@ -518,6 +660,8 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
  * else on this thread alone. Same output either way. */
 int _hg_scan_nodes(struct hg_cap *c) {
   if (_hg_node_count(c) == 0) return 0;
+  memset(&memo, 0, sizeof memo);
+  memset(namers, 0, sizeof namers);
   if (!_hg_plat_helper_available(c)) return scan_nodes_alone(c); /* no ring needed */
   if (!c->ring.base && _hg_vec_init(&c->scratch, &c->ring, sizeof(struct redge), RING))
     return scan_nodes_alone(c);
@@ -527,6 +671,7 @@ int _hg_scan_nodes(struct hg_cap *c) {
   p->c = c;
   p->ring = (struct redge *)c->ring.base;
   p->identify = c->nclassifiers && split_classifiers(c);
+  p->typed = typed_edges(c);
   if (_hg_plat_helper_start(c, resolver, p) != 0) return scan_nodes_alone(c);
   c->helper_used = 1;
   int rc = scan_nodes_piped(c, p);

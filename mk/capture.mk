@@ -34,9 +34,11 @@ CAP_LINK     := $(CAP_LIB) $(LIBS)
 -include $(wildcard $(CAP_DIR)/*.d)
 
 CAP_PROGS    := $(CAP_DIR)/ground_truth $(CAP_DIR)/leaks $(CAP_DIR)/stress $(CAP_DIR)/jemalloc \
-                $(CAP_DIR)/churn $(CAP_DIR)/agent_target $(CAP_DIR)/ground_truth_ring64
+                $(CAP_DIR)/churn $(CAP_DIR)/agent_target $(CAP_DIR)/ground_truth_ring64 \
+                $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64
 TEST_PROGS   += $(CAP_PROGS)
 TEST_SCRIPTS += $(CAP_DIR)/ground_truth $(CAP_DIR)/ground_truth_ring64 tests/capture/leaks_vs_valgrind.sh \
+                $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 \
                 $(CAP_DIR)/stress $(CAP_DIR)/jemalloc $(CAP_DIR)/churn \
                 tests/capture/objc_direct_first.sh tests/capture/agent.sh
 
@@ -54,6 +56,16 @@ $(CAP_DIR)/scan_ring64.o: capture/scan.c
 	$(CC) $(CPPFLAGS) $(CAP_CFLAGS) -DHG_SCAN_RING=64 -MMD -MP -c $< -o $@
 
 $(CAP_DIR)/ground_truth_ring64: tests/capture/ground_truth.c $(CAP_DIR)/scan_ring64.o $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_DIR)/scan_ring64.o $(CAP_LINK) $(CAP_SAN)
+
+# Edge naming by classifier halves on both scan paths (and, with the small
+# ring, with named entries wrapping around it).
+$(CAP_DIR)/named_edges: tests/capture/named_edges.c $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
+
+$(CAP_DIR)/named_edges_ring64: tests/capture/named_edges.c $(CAP_DIR)/scan_ring64.o $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_DIR)/scan_ring64.o $(CAP_LINK) $(CAP_SAN)
 

@@ -279,8 +279,10 @@ static uint32_t b_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t 
 static void b_finish(struct hg_classify_reg *reg) {
   if (reg->state == &b_class) b_finished++;
 }
-static const struct hg_classifier unit_a = {"unit-failing", a_prepare, a_classify, NULL, a_finish, NULL, NULL};
-static const struct hg_classifier unit_b = {"unit-working", b_prepare, b_classify, NULL, b_finish, NULL, NULL};
+static const struct hg_classifier unit_a = {
+    .name = "unit-failing", .prepare = a_prepare, .classify = a_classify, .finish = a_finish};
+static const struct hg_classifier unit_b = {
+    .name = "unit-working", .prepare = b_prepare, .classify = b_classify, .finish = b_finish};
 
 static void test_classifier_sits_out_alone(void) {
   const struct hg_classifier *const list[] = {&unit_a, &unit_b, NULL};
