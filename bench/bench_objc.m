@@ -7,8 +7,9 @@
  *
  * Usage: bench_objc [dir] [objects]   (suspend mode, median of 21 runs each,
  * runs alternate so drift hits both sides alike). Environment:
- * HG_BENCH_HELPERS=n (hg_options.helpers), HG_BENCH_CONFIG=without|classes|
- * with (runs that configuration alone, e.g. under a profiler).
+ * HG_BENCH_HELPERS=n (hg_options.helpers), HG_BENCH_MODE=fork (fork mode
+ * instead of suspend), HG_BENCH_CONFIG=without|classes|with (runs that
+ * configuration alone, e.g. under a profiler).
  */
 #include <objc/Object.h>
 #include <objc/runtime.h>
@@ -57,7 +58,8 @@ static int cmp_u64(const void *a, const void *b) {
 static int capture_once(const char *path, struct hg_capture_stats *st) {
   struct hg_options o;
   hg_options_init(&o);
-  o.mode = HG_MODE_SUSPEND;
+  const char *mode = getenv("HG_BENCH_MODE");
+  o.mode = mode && !strcmp(mode, "fork") ? HG_MODE_FORK : HG_MODE_SUSPEND;
   if (getenv("HG_BENCH_HELPERS")) o.helpers = (uint32_t)atoi(getenv("HG_BENCH_HELPERS"));
   o.stats = st;
   return hg_capture(path, &o);
@@ -170,8 +172,10 @@ int main(int argc, char **argv) {
   for (int ph = 0; ph < NPH; ph++)
     printf("bench_objc:   %-18s %8.2f %8.2f %8.2f\n", phase_name[ph], med[WITHOUT][ph],
            med[CLASSES][ph], med[WITH][ph]);
-  printf("bench_objc: capture (suspend, median of %d): with objc classifier %.1f ms, without "
-         "%.1f ms, ratio of medians %.3f\n", RUNS, med[WITH][TOTAL], med[WITHOUT][TOTAL],
+  const char *mode = getenv("HG_BENCH_MODE");
+  printf("bench_objc: capture (%s, median of %d): with objc classifier %.1f ms, without "
+         "%.1f ms, ratio of medians %.3f\n", mode && !strcmp(mode, "fork") ? "fork" : "suspend",
+         RUNS, med[WITH][TOTAL], med[WITHOUT][TOTAL],
          med[WITH][TOTAL] / med[WITHOUT][TOTAL]);
   printf("bench_objc: classification cost %.1f ns per object; classes only (no typed edges): "
          "median pair ratio %.3f\n", (med[WITH][TOTAL] - med[WITHOUT][TOTAL]) * 1e6 /
