@@ -55,11 +55,15 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static int fork_mode(void) { /* HG_BENCH_MODE=fork */
+  const char *mode = getenv("HG_BENCH_MODE");
+  return mode && !strcmp(mode, "fork");
+}
+
 static int capture_once(const char *path, struct hg_capture_stats *st) {
   struct hg_options o;
   hg_options_init(&o);
-  const char *mode = getenv("HG_BENCH_MODE");
-  o.mode = mode && !strcmp(mode, "fork") ? HG_MODE_FORK : HG_MODE_SUSPEND;
+  o.mode = fork_mode() ? HG_MODE_FORK : HG_MODE_SUSPEND;
   if (getenv("HG_BENCH_HELPERS")) o.helpers = (uint32_t)atoi(getenv("HG_BENCH_HELPERS"));
   o.stats = st;
   return hg_capture(path, &o);
@@ -172,9 +176,8 @@ int main(int argc, char **argv) {
   for (int ph = 0; ph < NPH; ph++)
     printf("bench_objc:   %-18s %8.2f %8.2f %8.2f\n", phase_name[ph], med[WITHOUT][ph],
            med[CLASSES][ph], med[WITH][ph]);
-  const char *mode = getenv("HG_BENCH_MODE");
   printf("bench_objc: capture (%s, median of %d): with objc classifier %.1f ms, without "
-         "%.1f ms, ratio of medians %.3f\n", mode && !strcmp(mode, "fork") ? "fork" : "suspend",
+         "%.1f ms, ratio of medians %.3f\n", fork_mode() ? "fork" : "suspend",
          RUNS, med[WITH][TOTAL], med[WITHOUT][TOTAL],
          med[WITH][TOTAL] / med[WITHOUT][TOTAL]);
   printf("bench_objc: classification cost %.1f ns per object; classes only (no typed edges): "

@@ -32,16 +32,13 @@
 struct objc_state {
   struct hg_objc_table t;
   int on;
-  /* one-entry caches: neighbouring blocks often share a class, and the
-   * edges of one block arrive together */
+  /* direct-mapped caches: a heap's blocks mostly share a few classes */
   struct { /* identify(): isa word -> instance size, class index + 1       */
     uint64_t isa, size;
     uint32_t token;
   } idc[IDC_SIZE];
-  struct { /* edge(): class id -> class index and word map               */
+  struct { /* edge(): class id -> class index                             */
     uint32_t id, cls;
-    const uint32_t *map;         /* word map of cls, or NULL               */
-    uint32_t words;
   } edc[EDC_SIZE];
 };
 
@@ -98,41 +95,6 @@ static uint32_t objc_classify(struct hg_classify_reg *reg, uint64_t addr, uint64
   return objc_class_of(reg, objc_identify(reg->state, reg->cap, addr, size, words, nwords));
 }
 
-static uint32_t objc_edge(struct hg_classify_reg *reg, uint32_t class_id, uint64_t offset,
-                          uint32_t *field) {
-  struct objc_state *s = reg->state;
-  *field = 0;
-  if (!s || !s->on) return HG_EDGE_CONSERVATIVE;
-  uint32_t h = class_id % EDC_SIZE;
-  if (s->edc[h].id != class_id) {
-    uint32_t ci = _hg_objc_find_id(&s->t, class_id);
-    s->edc[h].id = class_id;
-    s->edc[h].cls = ci;
-    s->edc[h].map = NULL;
-    s->edc[h].words = 0;
-    if (ci != HG_OBJC_NONE) {
-      const struct hg_objc_class *c = _hg_objc_class_at(&s->t, ci);
-      if (c->map_first) {
-        s->edc[h].map = (const uint32_t *)s->t.wordmap.base + (c->map_first - 1);
-        s->edc[h].words = c->map_words;
-      }
-    }
-  }
-  uint32_t ci = s->edc[h].cls;
-  if (ci == HG_OBJC_NONE) return HG_EDGE_CONSERVATIVE; /* another classifier's class */
-  struct hg_objc_ivar *v;
-  if (s->edc[h].map) { /* fast path: one array read */
-    uint32_t k = (offset & 7u) || offset / 8 >= s->edc[h].words ? 0 : s->edc[h].map[offset / 8];
-    v = k ? (struct hg_objc_ivar *)s->t.ivars.base + (k - 1) : NULL;
-  } else {
-    v = _hg_objc_ivar_at(&s->t, ci, offset);
-  }
-  if (!v || !v->kind) return HG_EDGE_CONSERVATIVE;
-  if (!v->field_id) v->field_id = _hg_classify_string(reg, _hg_objc_str(&s->t, v->name));
-  *field = v->field_id;
-  return v->kind;
-}
-
 /* The helper's halves of edge(): edge tokens are ivar index + 1. The word
  * map of a class whose token is `token`, once published (objc_table.c). */
 static const uint32_t *objc_edge_map(void *state, const struct hg_cap *cap, uint32_t token,
@@ -165,6 +127,26 @@ static uint32_t objc_edge_of(struct hg_classify_reg *reg, uint32_t edge_token, u
   if (!v->field_id) v->field_id = _hg_classify_string(reg, _hg_objc_str(&s->t, v->name));
   *field = v->field_id;
   return v->kind;
+}
+
+/* edge() in one piece (the one-thread scan asks the halves; this serves
+ * any caller that has only a class id): class id -> class, then the same
+ * ivar lookup and answer as the halves. */
+static uint32_t objc_edge(struct hg_classify_reg *reg, uint32_t class_id, uint64_t offset,
+                          uint32_t *field) {
+  struct objc_state *s = reg->state;
+  *field = 0;
+  if (!s || !s->on || !class_id) return HG_EDGE_CONSERVATIVE;
+  uint32_t h = class_id % EDC_SIZE;
+  if (s->edc[h].id != class_id) {
+    s->edc[h].id = class_id;
+    s->edc[h].cls = _hg_objc_find_id(&s->t, class_id);
+  }
+  uint32_t ci = s->edc[h].cls;
+  if (ci == HG_OBJC_NONE) return HG_EDGE_CONSERVATIVE; /* another classifier's class */
+  const struct hg_objc_ivar *v = _hg_objc_ivar_fast(&s->t, ci, offset);
+  if (!v) return HG_EDGE_CONSERVATIVE;
+  return objc_edge_of(reg, (uint32_t)(v - (const struct hg_objc_ivar *)s->t.ivars.base) + 1, field);
 }
 
 static void objc_finish(struct hg_classify_reg *reg) {

@@ -242,16 +242,18 @@ HG_NO_ASAN static void resolve_batch(const struct hg_cap *c, struct cand *b, siz
   }
 }
 
-/* The kind of a resolved edge: named by a classifier, else conservative,
- * or interior when it does not point at the target's first byte. */
-/* The kind of a resolved edge: named by classifiers [from, to) when the
- * source has a class (cls, 0 = none), else conservative, or interior when it
- * does not point at the target's first byte. */
+/* The kind (and field) of a resolved edge: from its edge token (etok of
+ * classifier `which`, 0 = none) when it has one, else from edge() of
+ * classifiers [from, to) when cls (the source's class; 0 = do not ask) is
+ * set; conservative when neither names it, interior when it does not point
+ * at the target's first byte. */
 static uint32_t resolved_kind(struct hg_cap *c, uint32_t from, uint32_t to, uint32_t cls,
-                              uint32_t off, int at_start, uint32_t *field) {
+                              uint32_t which, uint32_t etok, uint32_t off, int at_start,
+                              uint32_t *field) {
   uint32_t kind = HG_EDGE_CONSERVATIVE;
   *field = 0;
-  if (cls) kind = edge_kind(c, from, to, cls, off, field);
+  if (etok) kind = edge_of(c, which, etok, field);
+  if (kind == HG_EDGE_CONSERVATIVE && cls) kind = edge_kind(c, from, to, cls, off, field);
   if (kind == HG_EDGE_CONSERVATIVE && !at_start) kind = HG_EDGE_INTERIOR;
   return kind;
 }
@@ -260,10 +262,8 @@ static int flush_batch(struct hg_cap *c, struct cand *b, size_t n) {
   resolve_batch(c, b, n);
   for (size_t k = 0; k < n; k++) {
     if (b[k].t == UINT32_MAX) continue;
-    uint32_t field = 0, kind = HG_EDGE_CONSERVATIVE;
-    if (b[k].etok) kind = edge_of(c, b[k].which, b[k].etok, &field);
-    if (kind == HG_EDGE_CONSERVATIVE) /* cls is 0 when edge tokens name the block's edges */
-      kind = resolved_kind(c, 0, c->nclassifiers, b[k].cls, b[k].off, b[k].known == 2, &field);
+    uint32_t field, kind = resolved_kind(c, 0, c->nclassifiers, b[k].cls, b[k].which, b[k].etok,
+                                         b[k].off, b[k].known == 2, &field);
     int rc = hg_writer_edge(c->w, b[k].src, b[k].off, b[k].t, kind, field);
     if (rc) return rc;
     c->edges++;
@@ -623,13 +623,11 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
             if ((rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id))) break;
             written = 1;
           }
-          uint32_t field = 0, off = e->off & ~7u, kind = HG_EDGE_CONSERVATIVE;
-          int at_start = (e->off & AT_START) != 0;
-          if (!tokens)
-            kind = resolved_kind(c, from, to, ecls, off, at_start, &field);
-          else if ((e->off & NAMED) && ecls)
-            kind = edge_of(c, from, e->src, &field);
-          if (kind == HG_EDGE_CONSERVATIVE && !at_start) kind = HG_EDGE_INTERIOR;
+          /* with tokens, edge() is not asked: an edge without one is untyped */
+          uint32_t field, off = e->off & ~7u;
+          uint32_t etok = tokens && (e->off & NAMED) && ecls ? e->src : 0;
+          uint32_t kind = resolved_kind(c, from, to, tokens ? 0 : ecls, from, etok, off,
+                                        (e->off & AT_START) != 0, &field);
           if ((rc = hg_writer_edge(c->w, i, off, e->val, kind, field))) break;
           c->edges++;
         }
