@@ -42,22 +42,25 @@
  * engine calls classify() on the capturing thread.
  *
  * A classifier with split classify() may split edge() the same way, so that
- * the helper names the edges too:
- *   edge_identify() — on the helper thread, same rules as identify(): for
- *      an edge at byte `offset` of a block whose identify() token is
- *      `token`, a non-zero 32-bit edge token, or 0 for an untyped edge.
+ * the scan can name most edges from answers it keeps per class and word
+ * instead of asking per edge:
+ *   edge_identify() — pure, same rules as identify() (the scan may call it
+ *      on either thread): for an edge at byte `offset` of a block whose
+ *      identify() token is `token`, a non-zero 32-bit edge token, or 0 for
+ *      an untyped edge.
  *   edge_map() — optional, same rules: the edge tokens of a block whose
  *      token is `token` as an array, one per word (map[off / 8] is
  *      edge_identify(token, off) for a word-aligned off below 8 * *words, 0
  *      beyond), or NULL when there is none (yet): the scan then asks
- *      edge_identify() word by word.
+ *      edge_identify() word by word. A map may appear at class_of().
  *   edge_of() — on the capturing thread: the kind of an edge token and its
  *      field name (*field, registered on first use), as edge() would give.
  * edge(class_of(t), off) must equal edge_of(edge_identify(t, off)) when the
  * edge token is non-zero, else HG_EDGE_CONSERVATIVE. The scan runs these
  * halves on both of its paths (with or without a helper thread), and may
  * remember what class_of() and edge_of() answered for a token (a token
- * always means the same class, an edge token the same kind and field).
+ * always means the same class, an edge token the same kind and field) and
+ * what a word of a class's blocks resolved to once its map is final.
  */
 #ifndef HG_CAPTURE_CLASSIFY_H
 #define HG_CAPTURE_CLASSIFY_H

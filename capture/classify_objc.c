@@ -11,9 +11,9 @@
  *            classes that have instances).
  *   edge     (frozen): writer class id -> class, offset -> object ivar of
  *            the class or a superclass; named edge of the ivar's strength.
- *            Split as the scan's helper needs it: edge_map (class index ->
- *            the class's word map of ivar index + 1, once the capturing
- *            thread has built and published it at the first instance),
+ *            Split in the halves the scan names edges by: edge_map (class
+ *            index -> the class's word map of ivar index + 1, once the
+ *            capturing thread has built it at the first instance),
  *            edge_identify (the ivar search, without a map) and edge_of
  *            (ivar -> kind, field name; capturing thread).
  *
@@ -95,7 +95,7 @@ static uint32_t objc_classify(struct hg_classify_reg *reg, uint64_t addr, uint64
   return objc_class_of(reg, objc_identify(reg->state, reg->cap, addr, size, words, nwords));
 }
 
-/* The helper's halves of edge(): edge tokens are ivar index + 1. The word
+/* The pure halves of edge(): edge tokens are ivar index + 1. The word
  * map of a class whose token is `token`, once published (objc_table.c). */
 static const uint32_t *objc_edge_map(void *state, const struct hg_cap *cap, uint32_t token,
                                      uint32_t *words) {

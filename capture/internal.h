@@ -152,6 +152,7 @@ struct hg_cap {
   struct hg_vec work;       /* platform work space (uint64)                 */
   struct hg_vec helper_stack; /* the helper thread's stack (platform.h)   */
   struct hg_vec ring;       /* scan.c: resolved edges between the threads   */
+  struct hg_vec toks;       /* scan.c: the helper's identify() tokens       */
   int helper_used;          /* the scan ran pipelined on a helper thread    */
   uint64_t prefault_pages;  /* pages the helper touched ahead of the walk   */
 

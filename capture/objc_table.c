@@ -182,7 +182,7 @@ static void build_map(struct hg_objc_table *t, uint32_t cls) {
     map[w] = v ? (uint32_t)(v - base) + 1 : 0;
   }
   c->map_words = (uint32_t)words;
-  /* published last: the helper thread reads maps (_hg_objc_map_of) */
+  /* published last: pure readers may run on another thread (_hg_objc_map_of) */
   __atomic_store_n(&c->map_first, (uint32_t)first + 1, __ATOMIC_RELEASE);
 }
 

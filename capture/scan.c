@@ -64,8 +64,8 @@ static uint32_t edge_kind(struct hg_cap *c, uint32_t from, uint32_t to, uint32_t
 
 /* The helper's half of classification (classify.h): the first classifier
  * with a non-zero token wins; *which is its index. */
-HG_NO_ASAN static uint32_t identify_node(const struct hg_cap *c, uint64_t addr, uint64_t size,
-                                         uint32_t *which) {
+HG_NO_ASAN static inline __attribute__((always_inline)) uint32_t identify_node(
+    const struct hg_cap *c, uint64_t addr, uint64_t size, uint32_t *which) {
   uint64_t words[HG_CLASSIFY_WORDS];
   uint32_t n = block_words(addr, size, words);
   for (uint32_t i = 0; i < c->nclassifiers; i++) {
@@ -93,26 +93,26 @@ static int names_split(const struct hg_classifier *k) {
 
 /* How the words of one block get their edge tokens: the block's classifier
  * (when it names edges in halves) and its edge map or, without one,
- * edge_identify() word by word. Pure: runs on the helper too. */
+ * edge_identify() word by word; and what the first words' edges resolved
+ * to, once known. */
+#define NAMER_WORDS 16 /* words whose answers a namer keeps */
 struct namer {
   const struct hg_classifier *k;
   void *state;
   uint32_t token, which, words, final; /* final: the map will not change   */
   const uint32_t *map;
+  uint64_t res[NAMER_WORDS]; /* word w's answer: field << 32 | kind << 1 | 1; 0: not yet */
 };
 
-/* The namers of recent classes, by token. Used by one thread at a time:
- * the helper, or the capturing thread when it scans alone. A namer is
- * kept once its map is there (a class's map appears at its first
- * instance's class_of(), which the helper may run ahead of). */
+/* The namers of recent classes, by token (capturing thread). A namer is
+ * kept once its map is there (a class's map may appear at its first
+ * instance's class_of()). */
 #define NAMERS 64
 static struct namer namers[NAMERS];
 
-/* The namer of a block with token `token` from classifier `which`, or NULL
- * when that classifier does not name edges in halves. */
-static const struct namer *namer_of(const struct hg_cap *c, uint32_t which, uint32_t token) {
+__attribute__((noinline)) static struct namer *namer_new(const struct hg_cap *c, uint32_t which,
+                                                         uint32_t token) {
   struct namer *nm = &namers[token & (NAMERS - 1)];
-  if (nm->final && nm->token == token && nm->which == which) return nm;
   const struct hg_classifier *k = c->classifiers[which];
   if (!names_split(k)) return NULL;
   *nm = (struct namer){.k = k, .state = c->classifier_state[which], .token = token, .which = which};
@@ -121,10 +121,26 @@ static const struct namer *namer_of(const struct hg_cap *c, uint32_t which, uint
   return nm;
 }
 
+/* The namer of a block with token `token` from classifier `which`, or NULL
+ * when that classifier does not name edges in halves. */
+static inline struct namer *namer_of(const struct hg_cap *c, uint32_t which, uint32_t token) {
+  struct namer *nm = &namers[token & (NAMERS - 1)];
+  if (nm->final && nm->token == token && nm->which == which) return nm;
+  return namer_new(c, which, token);
+}
+
 static inline uint32_t edge_token(const struct hg_cap *c, const struct namer *nm, uint32_t off) {
   if (nm->map) return off / 8 < nm->words ? nm->map[off / 8] : 0;
   return nm->k->edge_identify(nm->state, c, nm->token, off);
 }
+
+/* How the edges of a block get named: by its edge tokens (nm) when its
+ * classifier names them in halves, else by edge() of classifiers [from, to)
+ * for class ecls, else not at all (nm NULL, ecls 0). */
+struct naming {
+  struct namer *nm;
+  uint32_t ecls, from, to;
+};
 
 /* What class_of() and edge_of() answered, by token (capturing thread; a
  * token always means the same answer, classify.h): most blocks and edges
@@ -183,21 +199,57 @@ static inline uint32_t edge_of(struct hg_cap *c, uint32_t which, uint32_t etok, 
   return edge_of_call(c, which, etok, field);
 }
 
+/* The kind and field of the edge at byte off of a block that nm names:
+ * edge_of() of its edge token (HG_EDGE_CONSERVATIVE without one), kept in
+ * the namer for its first words once final (when edge_of() would keep it). */
+static inline uint32_t named_kind(struct hg_cap *c, struct namer *nm, uint32_t off,
+                                  uint32_t *field) {
+  uint32_t w = off / 8;
+  if (w < NAMER_WORDS && nm->res[w]) {
+    *field = (uint32_t)(nm->res[w] >> 32);
+    return (uint32_t)nm->res[w] >> 1;
+  }
+  uint32_t etok = edge_token(c, nm, off), kind = HG_EDGE_CONSERVATIVE;
+  *field = 0;
+  if (etok) kind = edge_of(c, nm->which, etok, field);
+  if (w < NAMER_WORDS && nm->final && (!etok || *field))
+    nm->res[w] = (uint64_t)*field << 32 | kind << 1 | 1;
+  return kind;
+}
+
+/* The naming of the edges of a block of class cls (0: none) whose
+ * identify() token from classifier `which` is `token` (0: classified
+ * whole, by classify()): by its edge tokens when that classifier names
+ * edges in halves, by edge() of that classifier (of all of them without a
+ * token) otherwise; not at all without a class or a classifier that names
+ * edges (typed). */
+static inline void naming_of(struct hg_cap *c, int typed, uint32_t cls, uint32_t which,
+                             uint32_t token, struct naming *g) {
+  *g = (struct naming){.from = 0, .to = c->nclassifiers};
+  if (!typed || !cls) return;
+  if (token) {
+    g->from = which;
+    g->to = which + 1;
+    if ((g->nm = namer_of(c, which, token))) return;
+  }
+  g->ecls = cls;
+}
+
 /* Candidate words are resolved in batches: first the index memory of the
  * whole batch is prefetched, then (only for words that are not known to be
  * a block's first byte) the candidate nodes, then each word is resolved.
  * Independent cache misses overlap instead of queueing. */
 #define BATCH 64
-#define CLASS_REC 1u /* offsets of words are multiples of 8 */
 #define SCAN_AHEAD 1024 /* bytes of block contents prefetched ahead */
 #define CLASSIFY_AHEAD 16 /* blocks whose first line is prefetched for classify */
 
 struct cand {
-  uint64_t v;             /* the word (or, for a class record, the token) */
+  uint64_t v;             /* the word                                      */
   uint32_t src, off, cls; /* cls: the source block's class when classifiers
-                             name its edges by edge() (single thread);
-                             off = CLASS_REC + classifier: a class record  */
+                             name its edges by edge() (one-thread scan)    */
   uint32_t etok, which;   /* edge token, from classifier `which` (or 0)   */
+  uint32_t nkind, nfield; /* its answer when already known (nkind >= HG_EDGE_STRONG;
+                             one-thread scan), else 0 */
   int known;              /* see _hg_ix_candidate                          */
   const struct hg_segment *seg;
   const void *slot;
@@ -210,11 +262,6 @@ HG_NO_ASAN static void resolve_batch(const struct hg_cap *c, struct cand *b, siz
   const struct hg_cnode *nd = (const struct hg_cnode *)c->nodes.base;
   const struct hg_segment *last = NULL; /* most pointers share a segment */
   for (size_t k = 0; k < n; k++) {
-    if (b[k].off & 7) { /* a class record (pipelined scan): nothing to resolve */
-      b[k].seg = NULL;
-      b[k].slot = NULL;
-      continue;
-    }
     uint64_t v = b[k].v;
     if (!last || v < last->base || v >= last->end) {
       const struct hg_segment *sg = _hg_seg_of(c, v);
@@ -262,8 +309,10 @@ static int flush_batch(struct hg_cap *c, struct cand *b, size_t n) {
   resolve_batch(c, b, n);
   for (size_t k = 0; k < n; k++) {
     if (b[k].t == UINT32_MAX) continue;
-    uint32_t field, kind = resolved_kind(c, 0, c->nclassifiers, b[k].cls, b[k].which, b[k].etok,
-                                         b[k].off, b[k].known == 2, &field);
+    uint32_t field = b[k].nfield, kind = b[k].nkind;
+    if (!kind)
+      kind = resolved_kind(c, 0, c->nclassifiers, b[k].cls, b[k].which, b[k].etok, b[k].off,
+                           b[k].known == 2, &field);
     int rc = hg_writer_edge(c->w, b[k].src, b[k].off, b[k].t, kind, field);
     if (rc) return rc;
     c->edges++;
@@ -326,13 +375,42 @@ static int typed_edges(const struct hg_cap *c) { /* some classifier names edges 
   return typed;
 }
 
+/* One-thread scan, a candidate word of a block that nm names: its answer
+ * when the namer or the edge_of() memo already knows it (kept in the namer
+ * then), else its edge token for flush_batch() to ask edge_of() about —
+ * only for words that turn out to be edges, as a field name is registered
+ * on first use. */
+static inline void name_word(const struct hg_cap *c, struct namer *nm, struct cand *b) {
+  uint32_t w = b->off / 8;
+  if (w < NAMER_WORDS && nm->res[w]) {
+    b->nkind = (uint32_t)nm->res[w] >> 1;
+    b->nfield = (uint32_t)(nm->res[w] >> 32);
+    return;
+  }
+  uint32_t etok = edge_token(c, nm, b->off);
+  int keep = w < NAMER_WORDS && nm->final;
+  if (!etok) {
+    if (keep) nm->res[w] = HG_EDGE_CONSERVATIVE << 1 | 1;
+    return;
+  }
+  uint32_t h = etok & (MEMO - 1);
+  if (keep && memo.edge[h].key == memo_key(nm->which, etok)) { /* answered before */
+    b->nkind = memo.edge[h].kind;
+    b->nfield = memo.edge[h].field;
+    nm->res[w] = (uint64_t)b->nfield << 32 | b->nkind << 1 | 1;
+    return;
+  }
+  b->etok = etok;
+  b->which = nm->which;
+}
+
 /* Adds block i's words that fall inside the heap span to the batch as
  * candidates (with their edge tokens when nm names them), handing the
  * batch to flush() whenever it is full. 0, or what flush() returned. */
 typedef int (*flush_fn)(void *ctx, struct cand *b, size_t n, uint32_t node);
 
 HG_NO_ASAN static inline int add_words(const struct hg_cap *c, uint32_t i, uint64_t a, uint64_t z,
-                                       uint32_t cls, const struct namer *nm, struct cand *batch,
+                                       uint32_t cls, struct namer *nm, struct cand *batch,
                                        size_t *n, flush_fn flush, void *ctx) {
   const uint64_t lo = c->heap_lo, hi = c->heap_hi;
   const uint64_t *w = (const uint64_t *)(uintptr_t)a;
@@ -346,8 +424,8 @@ HG_NO_ASAN static inline int add_words(const struct hg_cap *c, uint32_t i, uint6
     b->src = i;
     b->off = (uint32_t)(wi * 8);
     b->cls = cls;
-    b->etok = nm ? edge_token(c, nm, b->off) : 0;
-    b->which = nm ? nm->which : 0;
+    b->etok = b->which = b->nkind = b->nfield = 0;
+    if (nm) name_word(c, nm, b);
     if (*n == BATCH) {
       int rc = flush(ctx, batch, *n, i);
       *n = 0;
@@ -375,7 +453,7 @@ HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
   blocks_init(&b, c);
   while (blocks_next(&b, &i, &a, &z)) {
     uint32_t cls, which = 0, token = 0;
-    const struct namer *nm = NULL;
+    struct naming g;
     if (split) { /* the same halves as the pipelined scan */
       token = identify_node(c, a, z, &which);
       cls = token ? class_of(c, which, token) : 0;
@@ -384,58 +462,64 @@ HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
     }
     int rc = hg_writer_node(c->w, a, z, cls, b.s->flags, b.s->heap_id);
     if (rc) return rc;
-    if (!typed) cls = 0;
-    if (cls && token && (nm = namer_of(c, which, token))) cls = 0; /* named by edge tokens only */
-    if ((rc = add_words(c, i, a, z, cls, nm, batch, &n, alone_flush, c))) return rc;
+    naming_of(c, typed, cls, which, token, &g);
+    if ((rc = add_words(c, i, a, z, g.ecls, g.nm, batch, &n, alone_flush, c))) return rc;
   }
   return n ? flush_batch(c, batch, n) : 0;
 }
 
-/* ---- pipelined pass: the helper thread reads every word and resolves the
- * edges; the capturing thread classifies, writes the nodes and writes the
- * resolved edges in order. They meet in a ring of resolved edges (fixed
- * size, from scratch). The helper runs only code that calls nothing but
+/* ---- pipelined pass: the helper thread reads every word, identifies each
+ * block (when the classifiers are split) and resolves the edges; the
+ * capturing thread registers the classes, names the edges, and writes the
+ * nodes and the edges in order. They meet in two fixed-size tables from
+ * scratch: a ring of resolved edges and a ring of identify() tokens, one
+ * slot per node. The helper runs only code that calls nothing but
  * _hg_plat_wait/_hg_plat_wake (platform.h). */
 
 #ifndef HG_SCAN_RING
 #define HG_SCAN_RING (1u << 16)
 #endif
 #define RING HG_SCAN_RING /* ring entries in flight (12 bytes each)       */
+#define TOKS (RING / 4)   /* token slots (8 bytes each): nodes the helper
+                             may be ahead of the capturing thread         */
 #define SPINS 64        /* polls before giving the core away            */
 #define YIELDS 2000     /* sched_yield()s (~1 ms when a core is shared) before sleeping */
 #define LAG 4096u       /* nodes the helper gets ahead before a waiting capturing
                            thread resumes (or a quarter of the ring)    */
 
-/* A ring entry: an edge (off = byte offset, | AT_START when it points at
- * the target's first byte; val = target node) or a class record (off & 7 ==
- * CLASS_REC, classifier index in bits 8..15; val = its identify() token),
- * which comes first among its node's entries. src is the node, except in
- * an edge with an edge token (off | NAMED): there src is the token, and the
- * node is the one of the class record before it. */
+/* A ring entry: an edge of node src at byte offset off (| AT_START when it
+ * points at the target's first byte) to node val. */
 struct redge {
   uint32_t src, off, val;
 };
 #define AT_START 2u
-#define NAMED 4u
+
+/* A token slot: what identify() gave node i, in slot i % TOKS (token 0:
+ * none). Written before any of the node's edges is published. */
+struct tok {
+  uint32_t token, which;
+};
 
 static struct pipeline {
   /* written by the helper, read by the capturing thread */
   _Alignas(64) volatile uint32_t head; /* edges published                   */
-  volatile uint32_t done_nodes; /* nodes below this have all edges published */
+  volatile uint32_t done_nodes; /* nodes below this have all edges published
+                                   (and their token slots written)          */
   volatile uint32_t seq;        /* bumped at each publication                */
   volatile uint32_t helper_sleeps;
   /* the helper's own */
   _Alignas(64) uint32_t whead;  /* write position                            */
-  uint32_t tail_seen;           /* last tail read (space check without it)   */
+  uint32_t tail_seen, ntail_seen; /* last tail / ntail read                  */
   uint32_t woke_at, woke_done;  /* whead, done when it last woke the other   */
   /* written by the capturing thread */
   _Alignas(64) volatile uint32_t tail; /* edges consumed                    */
+  volatile uint32_t ntail;      /* nodes whose token slot has been read      */
+  volatile uint32_t mseq;       /* bumped at each publication of tail/ntail  */
   volatile uint32_t main_sleeps, stop;
   /* read-only while running */
   _Alignas(64) struct hg_cap *c;
   struct redge *ring;
-  int identify;                 /* the helper classifies (split classifiers) */
-  int typed;                    /* some classifier names edges               */
+  struct tok *toks;             /* the helper identifies (split classifiers), or NULL */
 } pl; /* one capture at a time (capture lock) */
 
 static inline void cpu_relax(void) {
@@ -476,17 +560,24 @@ static int backoff(uint32_t spin) {
   return 1;
 }
 
-/* Helper side: waits for ring space; 0 when asked to stop. */
-static int ring_space(struct pipeline *p, uint32_t done) {
+/* Helper side: publishes what it has (nodes below `done` are complete),
+ * then waits until the capturing thread has made room — in the ring
+ * (ring), or for node `node`'s token slot (node != UINT32_MAX) — with a
+ * quarter to spare; 0 when asked to stop. */
+static int wait_room(struct pipeline *p, uint32_t done, int ring, uint32_t node) {
   publish(p, done, 1); /* the capturing thread may be waiting for these */
   for (uint32_t spin = 0;; spin++) {
     if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) return 0;
-    uint32_t tail = __atomic_load_n(&p->tail, __ATOMIC_SEQ_CST);
-    p->tail_seen = tail;
-    if (p->whead - tail <= RING - RING / 4) return 1; /* resume with room for a lot */
+    uint32_t mseq = __atomic_load_n(&p->mseq, __ATOMIC_SEQ_CST);
+    p->tail_seen = __atomic_load_n(&p->tail, __ATOMIC_SEQ_CST);
+    p->ntail_seen = __atomic_load_n(&p->ntail, __ATOMIC_SEQ_CST);
+    if ((!ring || p->whead - p->tail_seen <= RING - RING / 4) &&
+        (node == UINT32_MAX || node - p->ntail_seen <= TOKS - TOKS / 4))
+      return 1;
     if (!backoff(spin)) continue;
     __atomic_store_n(&p->helper_sleeps, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&p->tail, __ATOMIC_SEQ_CST) == tail && !p->stop) _hg_plat_wait(&p->tail, tail);
+    if (__atomic_load_n(&p->mseq, __ATOMIC_SEQ_CST) == mseq && !p->stop)
+      _hg_plat_wait(&p->mseq, mseq);
     __atomic_store_n(&p->helper_sleeps, 0, __ATOMIC_SEQ_CST);
     spin = 0;
   }
@@ -498,22 +589,15 @@ static int emit_batch(struct pipeline *p, struct cand *b, size_t n, uint32_t don
   if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) return 0; /* the capturing thread failed */
   resolve_batch(p->c, b, n);
   for (size_t k = 0; k < n; k++) {
-    int rec = (b[k].off & 7) == CLASS_REC;
-    if (!rec && b[k].t == UINT32_MAX) continue;
+    if (b[k].t == UINT32_MAX) continue;
     if (p->whead - p->tail_seen >= RING) {
       p->tail_seen = __atomic_load_n(&p->tail, __ATOMIC_ACQUIRE);
-      if (p->whead - p->tail_seen >= RING && !ring_space(p, done > 0 ? b[k].src : 0)) return 0;
+      if (p->whead - p->tail_seen >= RING && !wait_room(p, b[k].src, 1, UINT32_MAX)) return 0;
     }
     struct redge *e = &p->ring[p->whead % RING];
-    if (rec) {
-      e->src = b[k].src;
-      e->off = b[k].off;
-      e->val = (uint32_t)b[k].v;
-    } else {
-      e->src = b[k].etok ? b[k].etok : b[k].src;
-      e->off = b[k].off | (b[k].known == 2 ? AT_START : 0) | (b[k].etok ? NAMED : 0);
-      e->val = b[k].t;
-    }
+    e->src = b[k].src;
+    e->off = b[k].off | (b[k].known == 2 ? AT_START : 0);
+    e->val = b[k].t;
     p->whead++;
   }
   publish(p, done, 0);
@@ -534,40 +618,43 @@ HG_NO_ASAN static void resolver(void *arg) {
   uint64_t a, z;
   blocks_init(&b, c);
   while (blocks_next(&b, &i, &a, &z)) {
-    const struct namer *nm = NULL;
-    if (p->identify) { /* the class record goes first among node i's */
-      uint32_t which = 0;
-      uint32_t token = identify_node(c, a, z, &which);
-      if (token) {
-        batch[n].v = token;
-        batch[n].src = i;
-        batch[n].off = CLASS_REC | (which << 8);
-        if (++n == BATCH) {
-          if (!emit_batch(p, batch, n, i)) return;
+    if (p->toks) { /* node i's token, in its slot before any of its edges is out */
+      if (i - p->ntail_seen >= TOKS) {
+        p->ntail_seen = __atomic_load_n(&p->ntail, __ATOMIC_ACQUIRE);
+        if (i - p->ntail_seen >= TOKS) { /* the slot is still to be read */
+          if (n && !emit_batch(p, batch, n, i)) return;
           n = 0;
+          if (!wait_room(p, i, 0, i)) return;
         }
-        if (p->typed) nm = namer_of(c, which, token);
       }
+      uint32_t which = 0, token = identify_node(c, a, z, &which);
+      p->toks[i % TOKS] = (struct tok){token, which};
     }
-    if (add_words(c, i, a, z, 0, nm, batch, &n, emit_flush, p)) return; /* stopped */
+    if (add_words(c, i, a, z, 0, NULL, batch, &n, emit_flush, p)) return; /* stopped */
   }
   if (n && !emit_batch(p, batch, n, batch[n - 1].src)) return;
   publish(p, _hg_node_count(c), 1);
 }
 
-/* Capturing thread: makes consumed ring space visible to the helper. */
-static void consumed(struct pipeline *p, uint32_t tail) {
+/* Capturing thread: makes consumed ring space (edges below tail) and read
+ * token slots (nodes below ntail) visible to the helper. */
+static void consumed(struct pipeline *p, uint32_t tail, uint32_t ntail) {
   __atomic_store_n(&p->tail, tail, __ATOMIC_SEQ_CST);
-  if (__atomic_load_n(&p->helper_sleeps, __ATOMIC_SEQ_CST)) _hg_plat_wake(&p->tail);
+  __atomic_store_n(&p->ntail, ntail, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&p->mseq, p->mseq + 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&p->helper_sleeps, __ATOMIC_SEQ_CST)) _hg_plat_wake(&p->mseq);
 }
 
-/* Capturing thread, out of work at node i: waits until the helper is well
- * ahead — a quarter of the ring published past `tail`, LAG more nodes done,
- * or all of them — so that when the two share a core (a busy machine, the
- * app's own threads in fork mode) each hand-off carries a lot of work
- * instead of costing a time slice per batch. */
+/* Capturing thread, out of work at node i (and having told the helper
+ * so: ntail = i): waits until the helper is well ahead — a quarter of the
+ * ring published past `tail`, LAG more nodes done (at most TOKS with token
+ * slots, where the helper stops for room), or all of them — so that when
+ * the two share a core (a busy machine, the app's own threads in fork mode)
+ * each hand-off carries a lot of work instead of costing a time slice per
+ * batch. */
 static void wait_work(struct pipeline *p, uint32_t tail, uint32_t i, uint32_t total) {
-  uint32_t want = total - i > LAG ? i + LAG : total;
+  uint32_t lag = p->toks && TOKS < LAG ? TOKS : LAG;
+  uint32_t want = total - i > lag ? i + lag : total;
   for (uint32_t spin = 0;; spin++) {
     uint32_t seq = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&p->head, __ATOMIC_ACQUIRE) - tail >= RING / 4 ||
@@ -580,77 +667,88 @@ static void wait_work(struct pipeline *p, uint32_t tail, uint32_t i, uint32_t to
   }
 }
 
+/* Capturing thread: node i's class from its token slot (the helper has
+ * written it: an edge of node >= i or done > i has been seen) or, without
+ * a helper's tokens, from classify() here; *which, *token: the token's. */
+static inline uint32_t piped_class(struct hg_cap *c, const struct pipeline *p, uint32_t i,
+                                   uint64_t a, uint64_t z, uint32_t *which, uint32_t *token) {
+  *which = *token = 0;
+  if (!p->toks) return classify_node(c, a, z);
+  struct tok t = p->toks[i % TOKS];
+  if (!t.token || t.which >= c->nclassifiers) return 0;
+  *which = t.which;
+  *token = t.token;
+  return class_of(c, t.which, t.token);
+}
+
 static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
   size_t nseg = _hg_vec_len(&c->segments);
   int typed = typed_edges(c), rc = 0;
-  uint32_t tail = 0, told = 0, head = 0, done = 0; /* head, done: last read */
+  uint32_t tail = 0, told = 0, ntold = 0, head = 0, done = 0; /* head, done: last read */
   const uint32_t total = _hg_node_count(c);
   for (size_t k = 0; k < nseg && !rc; k++) {
     const struct hg_segment *s = _hg_vec_at(&c->segments, k);
     uint32_t end = s->first + s->count;
     for (uint32_t i = s->first; i < end && !rc; i++) {
       uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
-      uint32_t cls = 0, ecls = 0; /* ecls: the class edges are named by (0: none) */
-      uint32_t from = 0, to = c->nclassifiers; /* who names them: all, or the one
-                                                  that gave the class record */
-      int tokens = 0; /* that one names them in halves: the helper gave tokens */
+      uint32_t cls = 0, which, token;
+      struct naming g; /* set once the node is written */
       int written = 0;
-      if (!p->identify) { /* classified here; fetch the blocks ahead */
+      if (!p->toks) { /* classified here, at once; fetch the blocks ahead */
         if (c->nclassifiers && i + CLASSIFY_AHEAD < end)
           __builtin_prefetch((const void *)(uintptr_t)_hg_node_addr(c, s, i + CLASSIFY_AHEAD));
-        cls = classify_node(c, a, z);
+        cls = piped_class(c, p, i, a, z, &which, &token);
         if ((rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id))) break;
+        naming_of(c, typed, cls, which, token, &g);
         written = 1;
-        ecls = typed ? cls : 0;
       }
-      for (;;) { /* node i's records, as the helper publishes them */
+      for (;;) { /* node i's edges, as the helper publishes them */
         for (; tail != head; tail++) {
           const struct redge *e = &p->ring[tail % RING];
-          if (!(e->off & NAMED) && e->src != i) break; /* a later node's */
-          __builtin_prefetch(&p->ring[(tail + 16) % RING]); /* written on the other core */
-          if ((e->off & 7) == CLASS_REC) { /* first of node i's, if any */
-            uint32_t w = (e->off >> 8) & 0xff;
-            if (w < c->nclassifiers) {
-              cls = class_of(c, w, e->val);
-              ecls = typed ? cls : 0;
-              from = w; /* its edges are named by the classifier that knows the class */
-              to = w + 1;
-              tokens = names_split(c->classifiers[w]);
-            }
-            continue;
-          }
+          if (e->src != i) break; /* a later node's */
+          __builtin_prefetch(&p->ring[(tail + 64) % RING]); /* written on the other core */
           if (!written) {
+            cls = piped_class(c, p, i, a, z, &which, &token);
             if ((rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id))) break;
+            naming_of(c, typed, cls, which, token, &g);
             written = 1;
           }
-          /* with tokens, edge() is not asked: an edge without one is untyped */
-          uint32_t field, off = e->off & ~7u;
-          uint32_t etok = tokens && (e->off & NAMED) && ecls ? e->src : 0;
-          uint32_t kind = resolved_kind(c, from, to, tokens ? 0 : ecls, from, etok, off,
-                                        (e->off & AT_START) != 0, &field);
+          uint32_t field, off = e->off & ~7u, kind;
+          int at_start = (e->off & AT_START) != 0;
+          if (g.nm) { /* resolved_kind()'s rule, the edge token's answer kept per word */
+            kind = named_kind(c, g.nm, off, &field);
+            if (kind == HG_EDGE_CONSERVATIVE && !at_start) kind = HG_EDGE_INTERIOR;
+          } else {
+            kind = resolved_kind(c, g.from, g.to, g.ecls, 0, 0, off, at_start, &field);
+          }
           if ((rc = hg_writer_edge(c->w, i, off, e->val, kind, field))) break;
           c->edges++;
         }
-        /* done when a later node's record follows, or the helper is past i
+        /* done when a later node's edge follows, or the helper is past i
          * (head is always read after done, so it covers all of i's) */
         if (rc || tail != head || done > i) break;
         done = __atomic_load_n(&p->done_nodes, __ATOMIC_ACQUIRE);
         head = __atomic_load_n(&p->head, __ATOMIC_ACQUIRE);
         if (tail != head || done > i) continue;
-        consumed(p, tail);
+        consumed(p, tail, i);
         told = tail;
+        ntold = i;
         wait_work(p, tail, i, total);
         done = __atomic_load_n(&p->done_nodes, __ATOMIC_ACQUIRE);
         head = __atomic_load_n(&p->head, __ATOMIC_ACQUIRE);
       }
-      if (!rc && !written) rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id);
-      if (tail - told >= RING / 8) { /* publish in steps */
-        consumed(p, tail);
+      if (!rc && !written) { /* no edges: no naming either */
+        cls = piped_class(c, p, i, a, z, &which, &token);
+        rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id);
+      }
+      if (tail - told >= RING / 8 || i + 1 - ntold >= TOKS / 8) { /* publish in steps */
+        consumed(p, tail, i + 1);
         told = tail;
+        ntold = i + 1;
       }
     }
   }
-  consumed(p, tail);
+  consumed(p, tail, total);
   return rc;
 }
 
@@ -664,21 +762,24 @@ int _hg_scan_nodes(struct hg_cap *c) {
   if (!c->ring.base && _hg_vec_init(&c->scratch, &c->ring, sizeof(struct redge), RING))
     return scan_nodes_alone(c);
   if (!c->ring.used && !_hg_vec_push(&c->ring, RING)) return scan_nodes_alone(c);
+  int identify = c->nclassifiers && split_classifiers(c); /* token slots, when the helper identifies */
+  if (identify && !c->toks.base && _hg_vec_init(&c->scratch, &c->toks, sizeof(struct tok), TOKS))
+    return scan_nodes_alone(c);
+  if (identify && !c->toks.used && !_hg_vec_push(&c->toks, TOKS)) return scan_nodes_alone(c);
   struct pipeline *p = &pl;
   memset(p, 0, sizeof *p);
   p->c = c;
   p->ring = (struct redge *)c->ring.base;
-  p->identify = c->nclassifiers && split_classifiers(c);
-  p->typed = typed_edges(c);
+  p->toks = identify ? (struct tok *)c->toks.base : NULL;
   if (_hg_plat_helper_start(c, resolver, p) != 0) return scan_nodes_alone(c);
   c->helper_used = 1;
   int rc = scan_nodes_piped(c, p);
   /* stop the helper (on error it may still be running, or asleep waiting
-   * for ring space): changing the word it sleeps on makes a wait that has
-   * not started yet return at once */
+   * for room): changing the word it sleeps on makes a wait that has not
+   * started yet return at once */
   __atomic_store_n(&p->stop, 1, __ATOMIC_SEQ_CST);
-  __atomic_store_n(&p->tail, p->tail + RING, __ATOMIC_SEQ_CST);
-  _hg_plat_wake(&p->tail);
+  __atomic_store_n(&p->mseq, p->mseq + 1, __ATOMIC_SEQ_CST);
+  _hg_plat_wake(&p->mseq);
   _hg_plat_helper_join(c);
   return rc;
 }

@@ -5,13 +5,16 @@
  *
  * A test classifier knows two block types by their first word: "unit.A"
  * (word 1 -> strong "left", word 2 -> weak "right"; its edge map appears
- * only at A's first class_of(), as the ObjC classifier's word maps do, so
- * the helper names A's first edges word by word) and "unit.B" (word 1 ->
- * strong "next"; no edge map at all). Plain blocks carry the same kind of
- * pointers. Every capture (fork and suspend mode, with and without the
- * helper thread) must name exactly those edges, at the block's start or
- * inside it, leave every other one conservative or interior, and all four
- * snapshots must hold the same nodes and edges.
+ * only at A's first class_of(), as the ObjC classifier's word maps do) and
+ * "unit.B" (word 1 -> strong "next"; no edge map at all, so its words are
+ * named by edge_identify()). Plain blocks carry the same kind of pointers.
+ * Every capture (fork and suspend mode, with and without the helper
+ * thread, whose identify() tokens reach the capturing thread through token
+ * slots: 16 of them in the _ring64 build) must name exactly those edges, at
+ * the block's start or inside it, leave every other one conservative or
+ * interior, and all four snapshots must hold the same nodes and edges. The
+ * answers the scan keeps per class and word (namer, edge_of() memo) are
+ * what most edges get named from.
  */
 #include <malloc.h>
 #include <stdio.h>
