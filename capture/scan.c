@@ -818,9 +818,37 @@ HG_NO_ASAN static int scan_range(struct hg_cap *c, uint64_t lo, uint64_t hi, uin
   return 0;
 }
 
+/* Scans [lo, hi) for roots of kind OTHER, less what a root range covers
+ * (scanned under its own kind: an image's bss lies in an anonymous
+ * mapping past the file's pages, and was once reported twice). */
+static int scan_other(struct hg_cap *c, uint64_t lo, uint64_t hi) {
+  size_t nr = _hg_vec_len(&c->ranges);
+  while (lo < hi) {
+    uint64_t cut = hi, skip = lo; /* scan [lo, cut), or jump to skip */
+    for (size_t i = 0; i < nr; i++) {
+      const struct hg_crange *g = _hg_vec_at(&c->ranges, i);
+      if (g->hi <= lo || g->lo >= hi) continue;
+      if (g->lo <= lo) {
+        if (g->hi > skip) skip = g->hi;
+      } else if (g->lo < cut) {
+        cut = g->lo;
+      }
+    }
+    if (skip > lo) {
+      lo = skip;
+      continue;
+    }
+    int rc = scan_range(c, lo, cut, HG_ROOT_OTHER, HG_NO_OWNER);
+    if (rc) return rc;
+    lo = cut;
+  }
+  return 0;
+}
+
 /* Anonymous private writable memory that is neither heap, stack, image nor
  * ours (the loader's own allocations, custom pools …) holds roots too, as
- * for valgrind; allocator segments inside such a region are skipped. */
+ * for valgrind; allocator segments inside such a region are skipped, and
+ * so are root ranges (scan_other). */
 static int scan_anon(struct hg_cap *c) {
   const char *names = (const char *)c->strings.base;
   const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
@@ -837,13 +865,13 @@ static int scan_anon(struct hg_cap *c) {
       for (size_t j = k; j < nseg && segs[j].base < run_end; j++) {
         if (segs[j].end <= a) continue;
         if (segs[j].base > a) {
-          int rc = scan_range(c, a, segs[j].base, HG_ROOT_OTHER, HG_NO_OWNER);
+          int rc = scan_other(c, a, segs[j].base);
           if (rc) return rc;
         }
         a = segs[j].end;
       }
       if (a < run_end) {
-        int rc = scan_range(c, a, run_end, HG_ROOT_OTHER, HG_NO_OWNER);
+        int rc = scan_other(c, a, run_end);
         if (rc) return rc;
       }
       if (a < run_end) a = run_end;

@@ -126,6 +126,14 @@ static int64_t node_at(const struct hg_graph *g, void *p) {
 
 static const char *mode_name;
 
+/* bss well past the file's pages (an anonymous mapping): its words are
+ * global roots, each reported once and not again as OTHER */
+#define BSS_WORDS 8192
+static void *bss_roots[BSS_WORDS];
+static void plant_bss(void) {
+  for (size_t i = 0; i < BSS_WORDS; i += 512) bss_roots[i] = live[(i / 512) % nlive].p;
+}
+
 static void check_snapshot(const char *path) {
   struct hg_load_error err;
   struct hg_graph *g = hg_graph_load(path, &err);
@@ -170,8 +178,16 @@ static void check_snapshot(const char *path) {
     if (!found && edges_missing++ < 5)
       fprintf(stderr, "%s: edge %p+%zu -> %p missing\n", mode_name, plants[i].src, plants[i].off, plants[i].dst);
   }
-  size_t global_roots = 0;
-  for (uint32_t r = 0; r < g->root_count; r++) global_roots += g->roots[r].kind == HG_ROOT_GLOBAL;
+  size_t global_roots = 0, bss_global = 0, bss_other = 0, bss_want = 0;
+  uint64_t bss_lo = (uint64_t)(uintptr_t)bss_roots, bss_hi = bss_lo + sizeof bss_roots;
+  for (uint32_t r = 0; r < g->root_count; r++) {
+    global_roots += g->roots[r].kind == HG_ROOT_GLOBAL;
+    if (g->roots[r].addr < bss_lo || g->roots[r].addr >= bss_hi) continue;
+    bss_global += g->roots[r].kind == HG_ROOT_GLOBAL;
+    bss_other += g->roots[r].kind != HG_ROOT_GLOBAL;
+  }
+  for (size_t i = 0; i < BSS_WORDS; i++) bss_want += bss_roots[i] != NULL;
+  fprintf(stderr, "%s: bss roots: %zu global, %zu other, %zu planted\n", mode_name, bss_global, bss_other, bss_want);
   fprintf(stderr, "%s: %u nodes, %u edges, %u roots (%zu global), %u threads, %u regions, %u images; "
           "live %zu freed %zu plants %zu\n", mode_name, g->node_count, g->edge_count, g->root_count,
           global_roots, g->thread_count, g->region_count, g->image_count, nlive, nfreed, nplants);
@@ -182,6 +198,9 @@ static void check_snapshot(const char *path) {
   CHECK_EQ_U(kind_bad, 0);
   CHECK(g->thread_count >= NWORKERS + 1);
   CHECK(global_roots > 0);
+  CHECK(bss_want > 0);
+  CHECK_EQ_U(bss_global, bss_want);
+  CHECK_EQ_U(bss_other, 0);
   CHECK(g->meta.heap_status && !strcmp(g->meta.heap_status, "ok"));
   hg_graph_free(g);
 }
@@ -266,6 +285,7 @@ int main(int argc, char **argv) {
   while (ready < NWORKERS) pthread_cond_wait(&cond, &lock);
   pthread_mutex_unlock(&lock);
   plant_pointers();
+  plant_bss();
   RUN(test_fork);
   RUN(test_suspend);
   RUN(test_fork_alone);
