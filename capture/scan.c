@@ -647,13 +647,14 @@ static void consumed(struct pipeline *p, uint32_t tail, uint32_t ntail) {
 
 /* Capturing thread, out of work at node i (and having told the helper
  * so: ntail = i): waits until the helper is well ahead — a quarter of the
- * ring published past `tail`, LAG more nodes done (at most TOKS with token
- * slots, where the helper stops for room), or all of them — so that when
+ * ring published past `tail`, LAG more nodes done (with token slots at most
+ * TOKS - TOKS / 4: a helper waiting for slot room stops more than that
+ * ahead of ntail, wait_room), or all of them — so that when
  * the two share a core (a busy machine, the app's own threads in fork mode)
  * each hand-off carries a lot of work instead of costing a time slice per
  * batch. */
 static void wait_work(struct pipeline *p, uint32_t tail, uint32_t i, uint32_t total) {
-  uint32_t lag = p->toks && TOKS < LAG ? TOKS : LAG;
+  uint32_t lag = p->toks && TOKS - TOKS / 4 < LAG ? TOKS - TOKS / 4 : LAG;
   uint32_t want = total - i > lag ? i + lag : total;
   for (uint32_t spin = 0;; spin++) {
     uint32_t seq = __atomic_load_n(&p->seq, __ATOMIC_SEQ_CST);
