@@ -164,6 +164,9 @@ struct hg_cap {
   uint64_t prefault_pages;  /* pages the helper touched ahead of the walk   */
 
   uint64_t heap_lo, heap_hi;  /* bounds of all segments                     */
+  uint64_t nonptr_mask;     /* a word with any of these bits set is never a
+                               pointer (macOS x86_64 ObjC tagged pointers:
+                               bit 0); set by the backend, 0 = none         */
   uint64_t own_lo[4], own_hi[4]; /* heapgraph's own mappings (writer …)     */
   uint32_t own_count;
 

@@ -7,7 +7,9 @@
  * that hands back the address itself, so nothing is copied or allocated)
  * lists the zones; each gets a plan (walk, or not walked and why) and a
  * heap named after it ("… (not walked: why)" when refused); the
- * stack-logging lock query is resolved with dlsym.
+ * stack-logging lock query is resolved with dlsym, and so is the ObjC
+ * runtime's tagged-pointer mask (hg_cap.nonptr_mask: words with a low tag
+ * bit are never followed).
  * While frozen: _hg_plat_heap_busy asks the stack-logging lock and each
  * walked zone's introspect->zone_locked (a try-lock, never waits); the
  * orchestrator thaws, waits and re-freezes while any is held (bounded,
@@ -26,6 +28,7 @@
 #include <string.h>
 
 #include "capture/darwin/darwin.h"
+#include "capture/objc.h"
 #include "capture/platform.h"
 
 #define MAX_ZONES 64u
@@ -88,6 +91,9 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
     walked++;
   }
   Z.msl_locked = (boolean_t(*)(void))dlsym(RTLD_DEFAULT, "msl_stack_logging_locked");
+  /* ObjC tagged pointers with low tag bits (macOS x86_64) are never edges */
+  const uintptr_t *tm = dlsym(RTLD_DEFAULT, "objc_debug_taggedpointer_mask");
+  c->nonptr_mask = tm ? _hg_objc_nonptr_mask(*tm) : 0;
   if (walked == 0) {
     c->heap_status = HG_EUNSUPPORTED;
     snprintf(c->heap_reason, sizeof c->heap_reason,
