@@ -11,6 +11,7 @@
  *   zone_blocks.c     malloc-zone ranges (any order) -> sorted,
  *                     non-overlapping segments and nodes of the capture
  *   thread_set.c      suspending a task's threads until the set is stable
+ *   image_file.c      type_infos of a loaded image from its file (LC_UUID)
  *   zone_policy.c     which malloc zones may be enumerated while frozen,
  *                     the busy test, unwalked zones' memory as root memory
  *
@@ -25,6 +26,7 @@
 #include <stdint.h>
 
 #include "capture/internal.h"
+#include "machoparse/macho.h"
 
 /* ------------------------------------------------------------ darwin_tags.c */
 
@@ -179,6 +181,22 @@ struct hg_zblock {
  * one VM region and one zone a segment spanning that region (clipped to
  * the previous segment). Regions must already be in c->regions. 0 or error. */
 int _hg_zone_blocks_commit(struct hg_cap *c, struct hg_zblock *blocks, size_t n);
+
+/* ------------------------------------------------------------ image_file.c */
+
+/* Opens, in img, the slice of the Mach-O file data[0, size) (thin or fat)
+ * whose LC_UUID is uuid. 0, HG_ENOTFOUND (no slice matches), HG_EFORMAT. */
+int _hg_macho_open_matching(struct macho_image *img, const void *data, uint64_t size,
+                            const uint8_t uuid[16]);
+/* Receives one class type_info: its address in the process and its mangled
+ * name (without "_Z"). < 0 stops the walk with that code. */
+typedef int (*hg_typeinfo_fn)(void *ctx, uint64_t ti, const char *name, size_t len);
+/* Every class type_info of img (file or loaded), at vmaddr + slide.
+ * Counts candidates (may be NULL). The number passed to add, or < 0:
+ * add's code, or HG_EFORMAT when the fixups could not be read at all (a
+ * loaded image with chained fixups: open its file). */
+int _hg_macho_typeinfos(const struct macho_image *img, uint64_t slide, hg_typeinfo_fn add,
+                        void *ctx, uint32_t *candidates);
 
 /* ------------------------------------------------------------ zone_policy.c */
 

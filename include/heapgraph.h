@@ -595,7 +595,8 @@ enum hg_watch_trigger {
   HG_WATCH_NONE = 0,
   HG_WATCH_FOOTPRINT = 1,   /* footprint >= footprint_threshold           */
   HG_WATCH_PRESSURE = 2,    /* system pressure (dispatch source / PSI)    */
-  HG_WATCH_WARNING = 3      /* hg_watch_memory_warning() was called       */
+  HG_WATCH_WARNING = 3,     /* hg_watch_memory_warning() was called       */
+  HG_WATCH_LIMIT = 4        /* available memory < available_threshold     */
 };
 
 typedef void (*hg_watch_fn)(const char *path, int result, uint32_t trigger, void *user);
@@ -614,7 +615,12 @@ struct hg_watch_options {
   const struct hg_options *capture; /* NULL = defaults; trigger is set per capture */
   hg_watch_fn callback;       /* may be NULL                               */
   void *user;
-  uint64_t reserved[4];
+  uint64_t available_threshold; /* bytes; capture when the memory the app may
+                                 still use before its limit falls below this
+                                 (iOS: os_proc_available_memory, else
+                                 TASK_VM_INFO limit_bytes_remaining); 0 =
+                                 off; no effect where the OS reports none  */
+  uint64_t reserved[3];
 };
 
 HG_API void hg_watch_options_init(struct hg_watch_options *o);

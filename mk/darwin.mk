@@ -156,3 +156,8 @@ ios-check: $(IOS_OUT)/libheapgraph.a $(IOS_OUT)/libheapgraph.dylib $(IOS_OUT)/de
 	n=$$($(IOS_AR) t $(IOS_OUT)/libheapgraph.a | wc -l); \
 	[ "$$n" -eq $(words $(DARWIN_SRC)) ] || { echo "ios: archive has $$n members, want $(words $(DARWIN_SRC))" >&2; exit 1; }; \
 	echo "$(IOS_OUT)/libheapgraph.a: $$n members"
+
+# The image-file test reads real chained-fixup Mach-O files built by mk/macho.mk.
+$(BUILD)/tests/test_darwin_imagefile: | $(BUILD)/macho-fixtures/chained-dylib-arm64 \
+  $(BUILD)/macho-fixtures/chained-dylib-x86_64 $(BUILD)/macho-fixtures/chained-exe-arm64 \
+  $(BUILD)/macho-fixtures/fat-chained-dylib $(BUILD)/macho-fixtures/dylib-arm64
