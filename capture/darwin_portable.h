@@ -225,9 +225,15 @@ const char *_hg_zone_heap_name(const char *zone, int plan, char *buf, size_t siz
  * zone planned HG_ZONE_WALK (zone_locked(ctx, i)) is held. */
 int _hg_zones_busy(const uint8_t *plans, uint32_t n, int (*zone_locked)(void *ctx, uint32_t i),
                    int (*msl_locked)(void *ctx), void *ctx);
-/* Malloc regions (HG_RK_HEAP) without an enumerated segment become
- * anonymous HG_RK_OTHER: scanned conservatively as root memory. Regions
- * and segments must be sorted. Returns how many. */
-uint32_t _hg_zone_demote_unwalked(struct hg_cap *c);
+/* A VM range a walked zone reported as its own region. */
+struct hg_zrange {
+  uint64_t lo, hi;
+};
+/* Malloc regions (HG_RK_HEAP) that hold no enumerated segment and overlap
+ * none of the claimed ranges (sorted here in place; NULL = unknown, e.g.
+ * the table overflowed) become anonymous HG_RK_OTHER: scanned
+ * conservatively as root memory. Regions and segments must be sorted.
+ * Returns how many. */
+uint32_t _hg_zone_demote_unwalked(struct hg_cap *c, struct hg_zrange *claimed, size_t nclaimed);
 
 #endif

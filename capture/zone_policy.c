@@ -28,7 +28,9 @@
  * record says why) and its malloc regions that hold no enumerated block
  * are scanned conservatively as root memory (_hg_zone_demote_unwalked):
  * objects they reference are then held by an "other" root, never reported
- * as leaks they are not.
+ * as leaks they are not. Regions a walked zone reported as its own
+ * (MALLOC_PTR_REGION_RANGE_TYPE) stay heap even when empty: their stale
+ * contents are free memory, not roots.
  *
  * Pure; never calls malloc.
  */
@@ -71,15 +73,26 @@ int _hg_zones_busy(const uint8_t *plans, uint32_t n, int (*zone_locked)(void *ct
   return 0;
 }
 
-uint32_t _hg_zone_demote_unwalked(struct hg_cap *c) {
+static int overlaps_claimed(const struct hg_zrange *cl, size_t n, size_t *k, uint64_t lo,
+                            uint64_t hi) {
+  while (*k < n && cl[*k].hi <= lo) (*k)++;
+  for (size_t j = *k; j < n && cl[j].lo < hi; j++)
+    if (cl[j].hi > lo) return 1;
+  return 0;
+}
+
+uint32_t _hg_zone_demote_unwalked(struct hg_cap *c, struct hg_zrange *claimed, size_t nclaimed) {
   const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
-  size_t nseg = _hg_vec_len(&c->segments), k = 0;
+  size_t nseg = _hg_vec_len(&c->segments), k = 0, kc = 0;
   uint32_t demoted = 0;
+  if (claimed) _hg_sort_u64key(claimed, nclaimed, sizeof *claimed);
   for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
     struct hg_cregion *r = _hg_vec_at(&c->regions, i);
     while (k < nseg && segs[k].end <= r->start) k++;
     if (r->kind != HG_RK_HEAP) continue;
     if (k < nseg && segs[k].base < r->end) continue; /* holds enumerated blocks */
+    /* a walked zone's region without live blocks: free memory, not roots */
+    if (claimed && overlaps_claimed(claimed, nclaimed, &kc, r->start, r->end)) continue;
     r->kind = HG_RK_OTHER;
     r->flags |= HG_RF_ANON;
     demoted++;

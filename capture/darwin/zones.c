@@ -14,9 +14,11 @@
  * walked zone's introspect->zone_locked (a try-lock, never waits); the
  * orchestrator thaws, waits and re-freezes while any is held (bounded,
  * then HG_EBUSY). The walk calls each walked zone's enumerator with
- * MALLOC_PTR_IN_USE_RANGE_TYPE; the recorder appends to capture scratch and
- * zone_blocks.c turns the blocks into segments and nodes. Malloc regions of
- * zones not walked are then scanned as root memory (never false leaks).
+ * MALLOC_PTR_IN_USE_RANGE_TYPE | MALLOC_PTR_REGION_RANGE_TYPE; the recorder
+ * appends live blocks to capture scratch (zone_blocks.c turns them into
+ * segments and nodes) and the zone's regions to a fixed table. Malloc
+ * regions no walked zone claims are then scanned as root memory (never
+ * false leaks).
  *
  * While frozen: no malloc, no locks taken (the zones' locks are only
  * try-locked by zone_locked, and nobody else runs).
@@ -32,6 +34,11 @@
 #include "capture/platform.h"
 
 #define MAX_ZONES 64u
+#define MAX_CLAIMED 16384u /* zone regions; bss, touched only as used */
+
+static struct hg_zrange claimed[MAX_CLAIMED];
+static size_t nclaimed;
+static int claimed_overflow;
 
 static struct {
   malloc_zone_t *zone[MAX_ZONES];
@@ -126,6 +133,18 @@ struct rec_ctx {
 static void recorder(task_t task, void *ctx, unsigned type, vm_range_t *ranges, unsigned n) {
   struct rec_ctx *x = ctx;
   (void)task;
+  if (type & MALLOC_PTR_REGION_RANGE_TYPE) {
+    for (unsigned i = 0; i < n; i++) {
+      if (nclaimed >= MAX_CLAIMED) {
+        claimed_overflow = 1;
+        break;
+      }
+      claimed[nclaimed].lo = ranges[i].address;
+      claimed[nclaimed].hi = ranges[i].address + ranges[i].size;
+      nclaimed++;
+    }
+    return;
+  }
   if (!(type & MALLOC_PTR_IN_USE_RANGE_TYPE) || x->full) return;
   for (unsigned i = 0; i < n; i++) {
     struct hg_zblock *b = _hg_vec_push(&x->c->work, sizeof *b / 8);
@@ -142,11 +161,14 @@ static void recorder(task_t task, void *ctx, unsigned type, vm_range_t *ranges, 
 int _hg_plat_heap_walk(struct hg_cap *c) {
   size_t mark = _hg_vec_len(&c->work);
   uint32_t walked = 0;
+  nclaimed = 0;
+  claimed_overflow = 0;
   for (uint32_t i = 0; i < Z.n; i++) {
     if (Z.plan[i] != HG_ZONE_WALK) continue; /* counted at prepare */
     struct rec_ctx x = {c, Z.heap[i], 0};
     kern_return_t kr = Z.zone[i]->introspect->enumerator(
-        mach_task_self(), &x, MALLOC_PTR_IN_USE_RANGE_TYPE, (vm_address_t)Z.zone[i],
+        mach_task_self(), &x, MALLOC_PTR_IN_USE_RANGE_TYPE | MALLOC_PTR_REGION_RANGE_TYPE,
+        (vm_address_t)Z.zone[i],
         in_process_reader, recorder);
     if (x.full) {
       _hg_vec_truncate(&c->work, mark);
@@ -166,7 +188,8 @@ int _hg_plat_heap_walk(struct hg_cap *c) {
   int rc = _hg_zone_blocks_commit(c, blocks, n);
   _hg_vec_truncate(&c->work, mark);
   if (rc) return rc;
-  _hg_zone_demote_unwalked(c);
+  if (claimed_overflow) c->heap_errors++;
+  _hg_zone_demote_unwalked(c, claimed_overflow ? NULL : claimed, nclaimed);
   rc = _hg_darwin_threads_late(c);
   return rc < 0 ? rc : 0;
 }

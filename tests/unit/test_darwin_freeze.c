@@ -303,12 +303,18 @@ static void test_unwalked_regions(void) {
   struct hg_segment *s = _hg_vec_push(&c->segments, 1); /* walked zone in region 1 */
   s->base = 0x100000;
   s->end = 0x200000;
-  CHECK_EQ_U(_hg_zone_demote_unwalked(c), 2);
+  /* a walked zone claims region 3 (empty of live blocks), given unsorted */
+  struct hg_zrange claimed[] = {{0x680000, 0x690000}, {0x100000, 0x200000}};
+  CHECK_EQ_U(_hg_zone_demote_unwalked(c, claimed, 2), 1);
   const struct hg_cregion *r = (const struct hg_cregion *)c->regions.base;
   CHECK_EQ_U(r[0].kind, HG_RK_HEAP);
   CHECK_EQ_U(r[1].kind, HG_RK_OTHER); /* e.g. the nano region: now root memory */
   CHECK(r[1].flags & HG_RF_ANON);
   CHECK_EQ_U(r[2].kind, HG_RK_STACK);
+  CHECK_EQ_U(r[3].kind, HG_RK_HEAP);  /* free memory of a walked zone: no roots */
+  CHECK(!(r[3].flags & HG_RF_ANON));
+  /* claims unknown (table overflow): every unclaimed-looking one is scanned */
+  CHECK_EQ_U(_hg_zone_demote_unwalked(c, NULL, 0), 1);
   CHECK_EQ_U(r[3].kind, HG_RK_OTHER);
   _hg_scratch_free(&c->scratch);
   free(c);
