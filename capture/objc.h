@@ -1,7 +1,8 @@
 /*
  * objc.h — the Objective-C classifier's portable core, shared by
  * objc_isa.c (isa decoding, tagged pointers), objc_classdata.c (a class's
- * class_ro_t facts, Swift bit), objc_layout.c (ivar layout
+ * class_ro_t facts, Swift bit), swift_fields.c (Swift stored properties
+ * from the reflection metadata), objc_layout.c (ivar layout
  * strings and type encodings), objc_table.c (the class table with O(1)
  * lookups) and objc_runtime.c (reaching the GNU or Apple runtime through
  * dlsym). classify_objc.c glues them to the capture engine's hook.
@@ -98,6 +99,22 @@ int _hg_objc_class_data(uint64_t cls, const struct hg_objc_data_masks *k, hg_obj
  * no ivars: min_ivar_offset UINT64_MAX). */
 uint64_t _hg_objc_layout_start(const struct hg_objc_ro *ro, int have_ro, uint64_t aligned_size,
                                uint64_t min_ivar_offset);
+
+/* -------------------------------------------------------- swift_fields.c */
+
+/* Receives one stored property: its name and the edge kind of its first
+ * word (HG_EDGE_STRONG / _WEAK / _UNOWNED, 0 = not a reference). < 0 stops. */
+typedef int (*hg_swift_field_fn)(void *arg, const char *name, size_t len, uint32_t kind);
+/* The edge kind of a field of mangled type m[0, n) found at addr (for
+ * symbolic references, followed through rd; rd may be NULL). */
+uint32_t _hg_swift_type_kind(const char *m, size_t n, uint64_t addr, hg_objc_read_fn rd,
+                             void *ctx, uint64_t ptr_mask);
+/* The stored properties of the Swift class at cls from its field
+ * descriptor, in declaration order. The number passed to fn, 0 when the
+ * class has no reflection metadata, < 0: fn's code, HG_EINVAL or
+ * HG_EFORMAT (unreadable or inconsistent metadata). */
+int _hg_swift_fields(uint64_t cls, uint64_t ptr_mask, hg_objc_read_fn rd, void *ctx,
+                     hg_swift_field_fn fn, void *arg);
 
 /* --------------------------------------------------------- objc_layout.c */
 

@@ -21,7 +21,8 @@
  *     word_align(instanceStart) read from the class data
  *     (objc_classdata.c), cross-checked with class_getInstanceSize; Swift
  *     classes by their data bits (objc_debug_swift_stable_abi_bit), with
- *     readable names for the _TtC forms.
+ *     readable names for the _TtC forms, and their ivars' strengths from
+ *     the Swift field records (swift_fields.c).
  *
  * No link-time dependency and no Objective-C or Apple header: a process
  * without a runtime pays one failed dlsym and the classifier stays off.
@@ -170,6 +171,32 @@ static int read_mem(void *ctx, uint64_t addr, void *out, size_t n) {
 #endif
 }
 
+/* Swift stored properties of one class (swift_fields.c), by name. */
+#define SWIFT_MAX_FIELDS 256
+struct swift_fields {
+  uint32_t n;
+  struct {
+    char name[64];
+    uint32_t kind;
+  } f[SWIFT_MAX_FIELDS];
+};
+
+static int keep_field(void *arg, const char *name, size_t len, uint32_t kind) {
+  struct swift_fields *sf = arg;
+  if (sf->n >= SWIFT_MAX_FIELDS || len >= sizeof sf->f[0].name) return 0;
+  memcpy(sf->f[sf->n].name, name, len);
+  sf->f[sf->n].name[len] = 0;
+  sf->f[sf->n].kind = kind;
+  sf->n++;
+  return 0;
+}
+
+static uint32_t swift_kind(const struct swift_fields *sf, const char *name) {
+  for (uint32_t i = 0; sf && name && i < sf->n; i++)
+    if (!strcmp(sf->f[i].name, name)) return sf->f[i].kind;
+  return 0;
+}
+
 static int add_one(struct hg_objc_table *t, const struct rt *r, objc_cls cls, int meta) {
   const char *name = r->class_name(cls);
   objc_cls sup = r->superclass(cls);
@@ -197,13 +224,22 @@ static int add_one(struct hg_objc_table *t, const struct rt *r, objc_cls cls, in
     if (off >= 0 && (uint64_t)off < first) first = (uint64_t)off;
   }
   uint64_t start = _hg_objc_layout_start(&ro, have_ro, size, first);
+  /* Swift: empty ivar types, no layouts; the field records say what is a
+   * reference (static: add_one never nests, one capture at a time) */
+  static struct swift_fields sf;
+  sf.n = 0;
+  int swift = have_ro && ro.swift &&
+              _hg_swift_fields((uint64_t)(uintptr_t)cls, r->data.ptr_mask, read_mem, NULL,
+                               keep_field, &sf) > 0;
   int rc = 0;
   for (unsigned i = 0; i < n && !rc; i++) {
     ptrdiff_t off = r->ivar_offset(iv[i]);
     if (off < 0) continue;
     const char *type = r->ivar_type(iv[i]);
-    rc = _hg_objc_add_ivar(t, ci, r->ivar_name(iv[i]), (uint64_t)off, type,
-                           _hg_objc_ivar_kind(type, (uint64_t)off, start, strong, weak));
+    const char *iname = r->ivar_name(iv[i]);
+    uint32_t kind = _hg_objc_ivar_kind(type, (uint64_t)off, start, strong, weak);
+    if (!kind && swift && (!type || !*type)) kind = swift_kind(&sf, iname);
+    rc = _hg_objc_add_ivar(t, ci, iname, (uint64_t)off, type, kind);
   }
   free(iv);
   return rc;

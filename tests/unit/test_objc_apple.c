@@ -173,6 +173,153 @@ static void test_layout_start(void) {
   CHECK_EQ_U(_hg_objc_layout_start(&ro, 0, 48, UINT64_MAX), 0);
 }
 
+/* ---- Swift field records in a fake memory ---- */
+
+#define DESC (BASE + 0xa00)
+#define FD (BASE + 0xb00)
+#define CDESC (BASE + 0xc00)
+#define SDESC (BASE + 0xc40)
+#define IPTR (BASE + 0xc80)
+#define STRS (BASE + 0xd00)
+
+static uint64_t str_at;
+
+static void put_rel(struct fake_mem *m, uint64_t at, uint64_t target) {
+  put32(m, at, target ? (uint32_t)(int32_t)(int64_t)(target - at) : 0);
+}
+
+static uint64_t put_str(struct fake_mem *m, const char *s, size_t n) {
+  uint64_t a = str_at;
+  memcpy(m->b + (a - m->base), s, n);
+  m->b[a - m->base + n] = 0;
+  str_at += (n + 8) & ~7ull;
+  return a;
+}
+
+/* A symbolic reference string: marker, rel32 to target, then a suffix. */
+static uint64_t put_sym(struct fake_mem *m, char marker, uint64_t target, const char *suffix) {
+  uint64_t a = str_at;
+  m->b[a - m->base] = (uint8_t)marker;
+  put_rel(m, a + 1, target);
+  size_t k = strlen(suffix);
+  memcpy(m->b + (a - m->base) + 5, suffix, k + 1);
+  str_at += (5 + k + 8) & ~7ull;
+  return a;
+}
+
+struct got_fields {
+  char name[16][32];
+  uint32_t kind[16];
+  int n;
+};
+
+static int got_field(void *arg, const char *name, size_t len, uint32_t kind) {
+  struct got_fields *g = arg;
+  if (g->n >= 16 || len >= 32) return -1;
+  memcpy(g->name[g->n], name, len);
+  g->name[g->n][len] = 0;
+  g->kind[g->n++] = kind;
+  return 0;
+}
+
+static int kind_of(const struct got_fields *g, const char *name) {
+  for (int i = 0; i < g->n; i++)
+    if (!strcmp(g->name[i], name)) return (int)g->kind[i];
+  return -1;
+}
+
+static void swift_class(struct fake_mem *m, uint64_t desc_sig) {
+  memset(m, 0, sizeof *m);
+  m->base = BASE;
+  str_at = STRS;
+  put64(m, CLS + 64, DESC | desc_sig);
+  put32(m, DESC, 0x00000050u | 16u); /* class descriptor */
+  put_rel(m, DESC + 16, FD);
+  put32(m, CDESC, 0x10u | 0x40u);    /* a class */
+  put32(m, SDESC, 0x11u);            /* a struct */
+  put64(m, IPTR, CDESC | desc_sig);  /* indirect, signed on arm64e */
+  struct {
+    const char *name;
+    uint64_t type;
+  } f[11];
+  f[0].name = "delegate", f[0].type = put_str(m, "5MyApp8DelegateCSgXw", 20);
+  f[1].name = "next", f[1].type = put_str(m, "5MyApp4NodeCSg", 14);
+  f[2].name = "count", f[2].type = put_str(m, "Si", 2);
+  f[3].name = "owner", f[3].type = put_sym(m, 1, CDESC, "");
+  f[4].name = "point", f[4].type = put_sym(m, 1, SDESC, "");
+  f[5].name = "any", f[5].type = put_str(m, "yXl", 3);
+  f[6].name = "parent", f[6].type = put_str(m, "5MyApp4NodeCXo", 14);
+  f[7].name = "view", f[7].type = put_str(m, "So6UIViewC", 10);
+  f[8].name = "boss", f[8].type = put_sym(m, 2, IPTR, "");
+  f[9].name = "opt", f[9].type = put_sym(m, 1, CDESC, "Sg");
+  f[10].name = NULL, f[10].type = put_str(m, "Si", 2); /* no name: skipped */
+  put32(m, FD + 8, 1u | (12u << 16)); /* kind 1 (class), record size 12 */
+  put32(m, FD + 12, 11);
+  for (int i = 0; i < 11; i++) {
+    uint64_t rec = FD + 16 + (uint64_t)i * 12;
+    put32(m, rec, 2); /* IsVar */
+    put_rel(m, rec + 4, f[i].type);
+    put_rel(m, rec + 8, f[i].name ? put_str(m, f[i].name, strlen(f[i].name)) : 0);
+  }
+}
+
+static void test_swift_fields(void) {
+  struct fake_mem m;
+  struct got_fields g;
+  swift_class(&m, 0);
+  memset(&g, 0, sizeof g);
+  REQUIRE(_hg_swift_fields(CLS, 0, fm_read, &m, got_field, &g) == 10);
+  CHECK(!strcmp(g.name[0], "delegate")); /* declaration order */
+  CHECK_EQ_U(kind_of(&g, "delegate"), HG_EDGE_WEAK);
+  CHECK_EQ_U(kind_of(&g, "next"), HG_EDGE_STRONG);
+  CHECK_EQ_U(kind_of(&g, "count"), 0);
+  CHECK_EQ_U(kind_of(&g, "owner"), HG_EDGE_STRONG); /* symbolic: a class */
+  CHECK_EQ_U(kind_of(&g, "point"), 0);              /* symbolic: a struct */
+  CHECK_EQ_U(kind_of(&g, "any"), HG_EDGE_STRONG);
+  CHECK_EQ_U(kind_of(&g, "parent"), HG_EDGE_UNOWNED);
+  CHECK_EQ_U(kind_of(&g, "view"), HG_EDGE_STRONG);
+  CHECK_EQ_U(kind_of(&g, "boss"), HG_EDGE_STRONG);  /* indirect symbolic */
+  CHECK_EQ_U(kind_of(&g, "opt"), HG_EDGE_STRONG);
+  /* arm64e: Description and the indirect pointer are signed */
+  swift_class(&m, 0x1234ull << 40);
+  memset(&g, 0, sizeof g);
+  REQUIRE(_hg_swift_fields(CLS, 0x0000007ffffffff8ull, fm_read, &m, got_field, &g) == 10);
+  CHECK_EQ_U(kind_of(&g, "boss"), HG_EDGE_STRONG);
+  /* no reflection metadata: no fields, no error */
+  swift_class(&m, 0);
+  put32(&m, DESC + 16, 0);
+  CHECK(_hg_swift_fields(CLS, 0, fm_read, &m, got_field, &g) == 0);
+  /* hostile: a struct descriptor, absurd counts and sizes, unreadable */
+  swift_class(&m, 0);
+  put32(&m, DESC, 17);
+  CHECK(_hg_swift_fields(CLS, 0, fm_read, &m, got_field, &g) == HG_EFORMAT);
+  swift_class(&m, 0);
+  put32(&m, FD + 12, 1u << 20);
+  CHECK(_hg_swift_fields(CLS, 0, fm_read, &m, got_field, &g) == HG_EFORMAT);
+  swift_class(&m, 0);
+  put32(&m, FD + 8, 1u | (4u << 16));
+  CHECK(_hg_swift_fields(CLS, 0, fm_read, &m, got_field, &g) == HG_EFORMAT);
+  swift_class(&m, 0);
+  put64(&m, CLS + 64, 0xdead00000000ull);
+  CHECK(_hg_swift_fields(CLS, 0, fm_read, &m, got_field, &g) == HG_EFORMAT);
+  swift_class(&m, 0);
+  put_rel(&m, FD + 16 + 8, BASE + 0x10000); /* a name out of reach: skipped */
+  memset(&g, 0, sizeof g);
+  CHECK(_hg_swift_fields(CLS, 0, fm_read, &m, got_field, &g) == 9);
+  CHECK(_hg_swift_fields(CLS + 1, 0, fm_read, &m, got_field, &g) == HG_EINVAL);
+  /* the callback stops the walk */
+  swift_class(&m, 0);
+  memset(&g, 0, sizeof g);
+  g.n = 16;
+  CHECK(_hg_swift_fields(CLS, 0, fm_read, &m, got_field, &g) == -1);
+  /* mangled types alone */
+  CHECK_EQ_U(_hg_swift_type_kind("Sg", 2, 0, NULL, NULL, 0), 0);
+  CHECK_EQ_U(_hg_swift_type_kind("SaySiG", 6, 0, NULL, NULL, 0), 0);
+  CHECK_EQ_U(_hg_swift_type_kind("\x01" "abcd", 5, 0, NULL, NULL, 0), 0); /* no reader */
+  CHECK_EQ_U(_hg_swift_type_kind("5MyApp1AC", 9, 0, NULL, NULL, 0), HG_EDGE_STRONG);
+  CHECK_EQ_U(_hg_swift_type_kind("5MyApp1ACXu", 11, 0, NULL, NULL, 0), HG_EDGE_UNOWNED);
+}
+
 static void test_swift_readable(void) {
   char buf[64];
   CHECK(!strcmp(_hg_swift_readable_name("_TtC5MyApp9ViewModel", buf, sizeof buf), "MyApp.ViewModel"));
@@ -204,6 +351,7 @@ int main(void) {
   RUN(test_signed_isas);
   RUN(test_class_data);
   RUN(test_layout_start);
+  RUN(test_swift_fields);
   RUN(test_swift_readable);
   return hg_test_done();
 }
