@@ -1,5 +1,5 @@
 /*
- * cmd_export.c — `heapgraph export FILE --format heapsnapshot|dot|json
+ * cmd_export.c — `heapgraph export FILE --format heapsnapshot|dot|json|jsonl
  * [-o OUT] [--node ADDR] [--depth N] [-n N] [--mangled]`: writes the graph
  * for other tools (Chrome DevTools' Memory panel, Graphviz, scripts).
  */
@@ -10,13 +10,15 @@
 #include "tools/cli_util.h"
 
 static const char usage[] =
-    "usage: heapgraph export FILE --format heapsnapshot|dot|json [-o OUT]\n"
+    "usage: heapgraph export FILE --format heapsnapshot|dot|json|jsonl [-o OUT]\n"
     "                        [--node ADDR] [--depth N] [-n N] [--mangled]\n"
-    "  heapsnapshot  Chrome DevTools heap snapshot (load it in the Memory panel)\n"
+    "  heapsnapshot  Chrome DevTools heap snapshot (load it in the Memory panel);\n"
+    "                a DevTools @ID is `heapgraph show FILE @ID`\n"
     "  dot           Graphviz: the neighbourhood of --node (--depth hops, default\n"
-    "                2) or, without --node, the top retainers; at most -n nodes\n"
-    "                (default 100)\n"
+    "                2) or, without --node, the top retainers grouped by class;\n"
+    "                at most -n nodes (default 40 / 100 with --node)\n"
     "  json          the whole graph with dominators and retained sizes\n"
+    "  jsonl         the same, one JSON record per line (any size)\n"
     "  Output goes to OUT or stdout. C++ class names are demangled unless --mangled.\n";
 
 static int write_file(void *ctx, const void *data, size_t len) {
@@ -39,8 +41,9 @@ int cmd_export(int argc, char **argv) {
   else if (!strcmp(a.format, "heapsnapshot")) o.format = HG_EXPORT_HEAPSNAPSHOT;
   else if (!strcmp(a.format, "dot")) o.format = HG_EXPORT_DOT;
   else if (!strcmp(a.format, "json")) o.format = HG_EXPORT_JSON;
+  else if (!strcmp(a.format, "jsonl")) o.format = HG_EXPORT_JSONL;
   if (!o.format) {
-    fprintf(stderr, "heapgraph export: --format heapsnapshot, dot or json\n%s", usage);
+    fprintf(stderr, "heapgraph export: --format heapsnapshot, dot, json or jsonl\n%s", usage);
     return 2;
   }
   o.depth = a.depth > 0 ? (uint32_t)a.depth : 0;
@@ -72,6 +75,9 @@ int cmd_export(int argc, char **argv) {
     if (a.out) remove(a.out);
     goto done;
   }
+  if (s.moved_ids)
+    fprintf(stderr, "heapgraph export: %llu blocks share an address-derived id with a block 32 GiB "
+            "apart and got the next free id\n", (unsigned long long)s.moved_ids);
   if (s.clamped_sizes)
     fprintf(stderr, "heapgraph export: %llu node sizes above 4294967295 written as 4294967295\n",
             (unsigned long long)s.clamped_sizes);
