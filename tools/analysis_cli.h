@@ -28,7 +28,8 @@ struct acli {
 /* Parses argv into a; returns -1 to continue, else an exit status (0 after
  * --help, 2 on a usage error: message printed). want = positional count. */
 int acli_parse(struct acli *a, int argc, char **argv, int want);
-/* Finds the node for "0xADDR"/decimal address (interior ok) or "#INDEX".
+/* Finds the node for "0xADDR"/decimal address (interior ok), "#INDEX" or a
+ * DevTools heapsnapshot id "@ID" (hg_export_node_ids).
  * Prints an error and returns -1 when there is none. */
 int acli_node(const struct hg_graph *g, const char *cmd, const char *arg, uint32_t *out);
 /* Class label of node v ("(unclassified)" / "(region)" when none). */

@@ -12,8 +12,9 @@
 
 static const char usage[] =
     "usage: heapgraph show FILE ADDR [-n N] [--json] [--mangled]\n"
-    "  One node (ADDR: an address inside it, or #INDEX): size, class, region,\n"
-    "  roots, and up to N (default 50) incoming and outgoing references.\n";
+    "  One node (ADDR: an address inside it, #INDEX or a DevTools @ID): size,\n"
+    "  class, region, roots, and up to N (default 50) incoming and outgoing\n"
+    "  references.\n";
 
 static const struct hg_region *region_of(const struct hg_graph *g, uint64_t addr) {
   for (uint32_t i = 0; i < g->region_count; i++)
