@@ -7,7 +7,9 @@
 # loader in node (HeapSnapshotLoader + JSHeapSnapshot initialisation: parse,
 # dominators, retained sizes, aggregates), export again, and the jsonl
 # export; then the ratio loader / export (same run, so machine load mostly
-# cancels). The snapshots are cached under $BUILD/bench/.
+# cancels). Up to 1 M nodes it also checks DevTools' retained sizes and
+# dominators against heapgraph's (tests/export/devtools_compare.py). The
+# snapshots are cached under $BUILD/bench/.
 set -eu
 BUILD=${BUILD:-build}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,6 +38,9 @@ for n in ${HG_BENCH_EXPORT_SIZES:-1000000 10000000}; do
   j=$1 jm=$2
   jsize=$(stat -c %s "$hs.jsonl")
   rm -f "$hs" "$hs.jsonl"
+  # correctness at scale: every reachable block's retained size and dominator
+  [ "$n" -le 1000000 ] && ${PYTHON:-/usr/bin/python3} "$top/tests/export/devtools_compare.py" \
+    "$cli" "$bundle" "$snap" | sed "s/^/$n nodes: /"
   awk -v n="$n" -v e1="$e1" -v e2="$e2" -v m1="$m1" -v l="$l" -v lm="$lm" -v size="$size" \
       -v j="$j" -v jm="$jm" -v jsize="$jsize" 'BEGIN {
     e = (e1 + e2) / 2

@@ -164,6 +164,7 @@ static void test_ids(void) {
 /* JSON lines: one record per line, each a whole JSON object. */
 static void test_jsonl(void) {
   struct hg_graph *g = sample();
+  g->node_size[3] = (uint64_t)1 << 60; /* past 2^53: written as a string */
   struct buf b = {0};
   struct hg_export_options o = {.format = HG_EXPORT_JSONL};
   REQUIRE(hg_export(g, &o, sink, &b, NULL) == 0);
@@ -180,6 +181,8 @@ static void test_jsonl(void) {
   CHECK_EQ_U(edges, 4);
   CHECK_EQ_U(lines, 1 + 2 + 4 + 4 + 1); /* meta, classes, nodes, edges, roots */
   CHECK(strstr(b.p, "{\"type\":\"meta\",\"format\":\"heapgraph-jsonl\""));
+  CHECK(strstr(b.p, "\"size\":\"1152921504606846976\","));
+  CHECK(strstr(b.p, "\"size\":1,"));
   free(b.p);
   hg_graph_free(g);
 }
