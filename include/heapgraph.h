@@ -569,7 +569,7 @@ struct hg_export_options {
   uint32_t format;        /* enum hg_export_format                          */
   uint32_t focus;         /* dot: centre node, or HG_NONE                   */
   uint32_t depth;         /* dot: hops around focus (0 = 2)                 */
-  uint32_t max_nodes;     /* dot: bound (0 = 100)                           */
+  uint32_t max_nodes;     /* dot: bound (0 = 30; with focus 40)             */
   hg_name_fn class_name;  /* NULL = names as stored                         */
   void *class_name_ctx;
 };
