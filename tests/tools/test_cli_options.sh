@@ -65,8 +65,8 @@ done
 "$CLI" capture --pid $$ --signal BOGUS > /dev/null 2>&1; [ $? -eq 2 ] && ok || no "capture --signal BOGUS"
 "$CLI" capture --mode other -o "$tmp/x" > /dev/null 2>&1; [ $? -eq 2 ] && ok || no "capture --mode other"
 # run: options stop at PROGRAM, whose own options pass through
-"$CLI" run -- /bin/echo -n > /dev/null 2>&1; [ $? -ne 2 ] && ok || no "run -- /bin/echo -n"
-out=$(HEAPGRAPH_LIB=/dev/null "$CLI" run /bin/sh -c 'echo "$HEAPGRAPH_MODE:$0"' -n 2>/dev/null)
+"$CLI" run -o "$tmp/r-%p.hgsnap" -- /bin/echo -n > /dev/null 2>&1; [ $? -ne 2 ] && ok || no "run -- /bin/echo -n"
+out=$(HEAPGRAPH_LIB=/dev/null "$CLI" run -o "$tmp/r-%p.hgsnap" /bin/sh -c 'echo "$HEAPGRAPH_MODE:$0"' -n 2>/dev/null)
 [ "$out" = ":-n" ] && ok || no "run passes PROGRAM's arguments through: got '$out'"
 # export: --format is required and must be one of its words
 "$CLI" export "$GOLDEN" > /dev/null 2> "$tmp/err"; [ $? -eq 2 ] && grep -q -- "--format is required" "$tmp/err" && ok || no "export without --format"
