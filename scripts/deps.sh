@@ -2,9 +2,9 @@
 # deps.sh — installs the Debian (and npm) packages heapgraph needs, by group.
 #
 #   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin bench roots all
-#                                (check also: Chrome DevTools' heap snapshot loader and
-#                                esbuild from npm, pinned, into .deps/devtools, for the
-#                                export tests in tests/export/)
+#                                (check also: Chrome DevTools' heap snapshot loader,
+#                                esbuild and playwright-core from npm, pinned, into
+#                                .deps/devtools, for the export tests in tests/export/)
 #
 # As root it installs whatever is missing (apt-get, npm); otherwise it prints the
 # exact command to run and exits 1.  When nothing is missing it prints nothing and
@@ -12,8 +12,8 @@
 set -eu
 
 pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config"
-pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs"
-npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2"
+pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium"
+npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2 playwright-core@1.65.1"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
 pkgs_macho="clang-14 lld-14 llvm-14 lld-16 llvm-16"
 pkgs_objc="gobjc"

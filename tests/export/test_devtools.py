@@ -22,10 +22,13 @@ computes is compared with heapgraph's own answers:
     `heapgraph show FILE @ID` finds the block;
   - json: meta.time_ns is a string that equals the snapshot's time; jsonl
     has one record per line and the same nodes;
+  - the same two files in the real DevTools of Debian's chromium (headless,
+    playwright-core; devtools_ui.mjs): Summary rows and the Comparison
+    view's New/Deleted, screenshots $BUILD/export/devtools_*.png;
   - dot: Graphviz renders the default and --node views to PNG under
     $BUILD/export/ (looked at by hand), with a legend, grouped by class,
     no pointer edge drawn twice beside its dominator edge.
-Needs node, the npm packages and graphviz from `scripts/deps.sh check`.
+Needs node, chromium, the npm packages and graphviz from `scripts/deps.sh check`.
 """
 import json
 import os
@@ -208,8 +211,24 @@ def main():
                 assert len(pairs) == len(set(pairs)), "an edge is drawn twice"
         shutil.copy(os.path.join(outdir, "top.png"), os.path.join(outdir, "export_dot.png"))
 
+    def chromium_devtools_panel():
+        # the real DevTools of Debian's chromium, as a person uses it
+        loaded(one)
+        loaded(two)
+        out = os.path.join(BUILD, "export")
+        rows = json.loads(run("node", os.path.join(HERE, "devtools_ui.mjs"), DEPS, out,
+                              one + ".heapsnapshot", two + ".heapsnapshot"))
+        summary, comparison = rows["summary"], rows["comparison"]
+        assert any(r.startswith("Widget\u00d7250 ") for r in summary), summary
+        assert sum(r.startswith("(unclassified <=") for r in summary) >= 3, summary
+        for cls in ("Widget", "Part", "(unclassified <=8192 B)"):
+            assert any(r.startswith(cls + " 50 100 \u221250 ") for r in comparison), comparison
+        for png in ("devtools_summary.png", "devtools_comparison.png"):
+            assert os.path.getsize(os.path.join(out, png)) > 10000
+
     for t in (dominators_and_retained, repro_garbage_does_not_retain, leaks_hang_off_unreachable,
-              classes, comparison, ids_map_to_addresses, json_forms, dot_renders):
+              classes, comparison, chromium_devtools_panel, ids_map_to_addresses, json_forms,
+              dot_renders):
         test(t)
     shutil.rmtree(tmp, ignore_errors=True)
     print("export-devtools: %d passed, %d failed" % (passed, failed))
