@@ -207,7 +207,9 @@ HG_NO_ASAN static int probe_once(uintptr_t *freed) {
 }
 
 /* Chunk size of a tcache_perthread_struct of n bins: uint16 counts[n] and
- * entries[n] (request2size of 10 n bytes). */
+ * entries[n] (request2size of 10 n bytes). 2.43 makes it either way —
+ * malloc(size), or _int_malloc(request2size(size)) when a small-bin hit
+ * sets the tcache up — so it may be 16 bytes larger. */
 static uint64_t tcache_chunk_of(uint32_t n) { return (10u * n + 8 + 15) & ~(uint64_t)15; }
 
 /* After probe_once, block z heads the probing thread's tcache bin 0 (when
@@ -215,8 +217,9 @@ static uint64_t tcache_chunk_of(uint32_t n) { return (10u * n + 8 + 15) & ~(uint
  * is pointed to by libc's thread-local `tcache`, which lies in the static
  * TLS next to the thread pointer: the struct is the chunk, pointed to from
  * there, whose entries[0] (after n uint16 counts) is z and whose chunk size
- * fits n bins. Tried for the bin counts glibc has had: 64, and 76 (2.43:
- * 64 exact-size bins and 12 ranged ones). */
+ * fits n bins (tcache_chunk_of, or 16 bytes more). Tried for the bin
+ * counts glibc has had: 64, and 76 (2.43: 64 exact-size bins and 12
+ * ranged ones). */
 static int find_tcache(uintptr_t z) {
   static const uint32_t nbins[] = {64, 76};
   uint64_t tp = (uint64_t)(uintptr_t)pthread_self(), found = 0;
@@ -227,11 +230,12 @@ static int find_tcache(uintptr_t z) {
       uint64_t m = buf[i], head, sz;
       if (!m || (m & 15) || safe_read(m - 8, &sz, sizeof sz)) continue;
       for (size_t k = 0; k < sizeof nbins / sizeof nbins[0]; k++) {
-        if ((sz & ~(uint64_t)7) != tcache_chunk_of(nbins[k]) ||
+        uint64_t want = tcache_chunk_of(nbins[k]), have = sz & ~(uint64_t)7;
+        if (have < want || have > want + 16 ||
             safe_read(m + 2u * nbins[k], &head, sizeof head) || head != z)
           continue;
-        if (found && found != tcache_chunk_of(nbins[k])) return -1; /* ambiguous */
-        found = tcache_chunk_of(nbins[k]);
+        if (found && found != want) return -1; /* ambiguous */
+        found = want;
         _hg_glibc.tcache_bins = nbins[k];
       }
     }

@@ -185,27 +185,67 @@ static uint64_t mmapped_span(uint64_t prev, uint64_t size, uint64_t *usable) {
   return 0;
 }
 
+/* Where mmapped chunks cannot start inside region r (sets [*lo, *hi), or
+ * returns 0): the kernel merges a chunk's mapping with an adjacent
+ * anonymous read-write one — an arena heap's used part, or a thread stack
+ * (whose guard is a mapping of its own only before glibc 2.42) — so such
+ * regions are searched too, less the heap areas (heaps[0..nheaps), sorted)
+ * and less each stack up to its thread descriptor. */
+static int claimed(const struct hg_cap *c, const struct hg_cregion *r, const struct area *heaps,
+                   size_t nheaps, uint64_t p, uint64_t *lo, uint64_t *hi) {
+  *lo = *hi = 0;
+  if (r->kind == HG_RK_STACK) {
+    for (size_t i = 0; i < _hg_vec_len(&c->threads); i++) {
+      const struct hg_cthread *t = _hg_vec_at(&c->threads, i);
+      if (t->tls_hi > r->start && t->tls_hi <= r->end && t->tls_hi > *hi) *hi = t->tls_hi;
+    }
+    *lo = r->start;
+    *hi = (*hi + 4095) & ~(uint64_t)4095;
+    if (!*hi) *hi = r->end; /* the main thread's stack: nothing else is there */
+    return p < *hi;
+  }
+  for (size_t k = 0; k < nheaps; k++) /* few: one per heap */
+    if (heaps[k].end > p && heaps[k].first < r->end) {
+      *lo = heaps[k].first & ~(uint64_t)4095;
+      *hi = (heaps[k].end + 4095) & ~(uint64_t)4095;
+      return 1;
+    }
+  return 0;
+}
+
 /* Mmapped chunks: page-aligned headers {prev_size 0, size | IS_MMAPPED} in
- * anonymous private read-write mappings nobody else claims. */
-static int mmapped_areas(struct walk *wk) {
+ * anonymous private read-write mappings nobody else claims (see claimed). */
+static int mmapped_areas(struct walk *wk, size_t heaps_mark) {
   struct hg_cap *c = wk->c;
   const char *names = (const char *)c->strings.base;
+  size_t nheaps = (_hg_vec_len(&c->work) - heaps_mark) / (sizeof(struct area) / 8);
+  _hg_sort_u64key(_hg_vec_at(&c->work, heaps_mark), nheaps, sizeof(struct area));
   for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
     const struct hg_cregion *r = _hg_vec_at(&c->regions, i);
-    if (r->kind != HG_RK_OTHER || (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) !=
-                                      (HG_PROT_READ | HG_PROT_WRITE))
+    if (r->kind == HG_RK_OWN || r->kind == HG_RK_IMAGE ||
+        (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) != (HG_PROT_READ | HG_PROT_WRITE))
       continue;
     if (r->name && strncmp(names + r->name, "[anon:", 6) != 0) continue;
     if (r->rss == 0 || _hg_region_reservation(r)) continue;
-    uint64_t run_end = r->start, p = r->start;
+    uint64_t run_end = r->start, p = r->start, cl_lo = 0, cl_hi = 0;
+    int check = r->kind != HG_RK_OTHER;
     while (p + 4096 <= r->end) {
+      if (check && p >= cl_hi) {
+        const struct area *heaps = _hg_vec_at(&c->work, heaps_mark);
+        if (!claimed(c, r, heaps, nheaps, p, &cl_lo, &cl_hi)) cl_lo = cl_hi = r->end;
+      }
+      if (check && p >= cl_lo && p < cl_hi) {
+        p = cl_hi;
+        continue;
+      }
       if (p >= run_end) { /* headers of resident pages only: sparse reservations stay cheap */
         if (!_hg_next_resident(&p, r->end, &run_end)) break;
         continue;
       }
       uint64_t prev, size, usable = 0, span;
       if (rd(c, p, &prev) || rd(c, p + 8, &size)) break;
-      if ((span = mmapped_span(prev, size, &usable)) && p + span <= r->end) {
+      if ((span = mmapped_span(prev, size, &usable)) && p + span <= r->end &&
+          (!check || p + span <= cl_lo)) {
         int rc = add_area(wk, p, p + span, 0, SEG_MMAP, 0);
         if (rc) return rc;
         ((struct area *)_hg_vec_at(&c->work, _hg_vec_len(&c->work) - sizeof(struct area) / 8))->usable = usable;
@@ -260,7 +300,7 @@ HG_NO_ASAN static int walk_area(struct walk *wk, const struct area *a) {
     }
     if (nsz & PREV_INUSE) {
       if ((rc = _hg_node_add(c, p + CHUNK_HDR, sz - 8))) break;
-      if (sz == _hg_glibc.tcache_chunk && sz) {
+      if (_hg_glibc.tcache_chunk && sz - _hg_glibc.tcache_chunk <= 16) { /* see find_tcache */
         uint64_t *cand = _hg_vec_push(&c->work, 1);
         if (!cand) {
           rc = HG_ENOMEM;
@@ -375,7 +415,7 @@ int _hg_plat_heap_walk(struct hg_cap *c) {
   if ((rc = main_areas(&wk))) return rc;
   for (uint32_t i = 1; i < wk.narenas; i++)
     if ((rc = arena_areas(&wk, wk.arenas[i], i))) return rc;
-  if ((rc = mmapped_areas(&wk))) return rc;
+  if ((rc = mmapped_areas(&wk, mark))) return rc;
   size_t nareas = (_hg_vec_len(&c->work) - mark) / (sizeof(struct area) / 8);
   struct area *areas = _hg_vec_at(&c->work, mark);
   _hg_sort_u64key(areas, nareas, sizeof(struct area));

@@ -20,7 +20,8 @@ struct hg_glibc {
   int safe_linking;         /* tcache/fastbin next pointers are protected   */
   uint64_t tcache_key;      /* value found at offset 8 of tcache entries    */
   uint64_t heap_max;        /* HEAP_MAX_SIZE (alignment of arena heaps)     */
-  uint64_t tcache_chunk;    /* chunk size of tcache_perthread_struct (0: none) */
+  uint64_t tcache_chunk;    /* chunk size of tcache_perthread_struct (0: none;
+                               it may be 16 bytes more) */
   uint32_t tcache_bins;     /* TCACHE_MAX_BINS: 64, or 76 (2.43: 12 large)  */
   int mmap_shape;           /* HG_MMAP_*: how an mmapped chunk's size reads */
 };
