@@ -39,6 +39,7 @@ done
 one() {
   s=$1 root="$work/$1" log="$work/$1.log"
   t0=$(date +%s)
+  # shellcheck disable=SC2086 # one argument per package
   if ! sh "$here/scripts/debroot.sh" new "$s" "$root" $pkgs >>"$log" 2>&1; then
     echo "$s: FAIL (no root; see $log)" >"$work/$s.result"
     return
