@@ -254,7 +254,8 @@ static int freeze_when_quiet(struct hg_cap *c) {
     if (c->heap_status || !_hg_plat_heap_busy(c)) return 0;
     _hg_plat_thaw(c);
     c->busy_retries++;
-    if (attempt >= c->opt->busy_retries) return HG_EBUSY;
+    uint64_t budget = (uint64_t)(c->opt->freeze_timeout_ms ? c->opt->freeze_timeout_ms : 2000) * 1000000u;
+    if (attempt >= c->opt->busy_retries || _hg_now_ns() - c->t_start > budget) return HG_EBUSY;
     struct timespec ts = {0, 50000L * (attempt < 20 ? attempt + 1 : 20)};
     nanosleep(&ts, NULL);
   }

@@ -216,6 +216,7 @@ static void release(uint32_t gen) {
   atomic_store(&release_gen, gen);
   futex(&release_gen, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
   atomic_store(&active_gen, 0);
+  _hg_linux_arenas_unlock(); /* the threads waiting for them may run on */
   /* No waiting for the handlers to return: on a busy machine the released
    * threads may need many time slices to get there, and nothing depends on
    * it (a handler still running sees release_gen == its gen, or a newer
@@ -254,6 +255,10 @@ int _hg_plat_freeze(struct hg_cap *c) {
   int sig = c->opt->suspend_signal ? c->opt->suspend_signal : SIGRTMIN + 4;
   int rc = setup(sig);
   if (rc) return rc;
+  uint64_t budget = (uint64_t)(c->opt->freeze_timeout_ms ? c->opt->freeze_timeout_ms : 2000) * 1000000u;
+  /* arena locks first (arena_lock.c), within the first half of the capture's
+   * freeze budget; without them the caller checks and re-freezes */
+  _hg_linux_arenas_lock(c->t_start + budget / 2);
   if (++gen_counter == 0) gen_counter = 1;
   uint32_t gen = cur_gen = gen_counter;
   atomic_store(&nslots, 0);
@@ -261,14 +266,17 @@ int _hg_plat_freeze(struct hg_cap *c) {
   atomic_store(&active_gen, gen);
   _hg_vec_truncate(&c->threads, 0);
   struct freeze_pass p = {(uint64_t)syscall(SYS_gettid), sig, 0, 0};
-  uint64_t deadline = _hg_now_ns() + (uint64_t)(c->opt->freeze_timeout_ms ? c->opt->freeze_timeout_ms : 2000) * 1000000u;
+  uint64_t deadline = _hg_now_ns() + budget;
   for (;;) {
     p.added = 0;
     if (_hg_linux_list_tids(add_tid, &p) != 0 || p.overflow) {
       release(gen);
       return p.overflow ? HG_ELIMIT : HG_EIO;
     }
-    for (uint32_t round = 1; !all_parked(gen, sig, round % 4 == 0); round++) {
+    /* A signal sent is never lost (a real-time one is even queued once per
+     * send, and each extra one would interrupt the thread's sleep again
+     * later): re-sent only after ~100 ms without parking. */
+    for (uint32_t round = 1; !all_parked(gen, sig, round % 1000 == 0); round++) {
       if (_hg_now_ns() > deadline) {
         release(gen);
         return HG_ETIMEOUT;
