@@ -30,6 +30,7 @@
 
 #include "capture/linux/linux.h"
 #include "capture/platform.h"
+#include "capture/root_clip.h"
 
 #define MAX_SLOTS 8192u
 #define TCB_BYTES 2304u   /* covers struct pthread (TCB) on x86_64 glibc    */
@@ -340,30 +341,42 @@ static void read_name(struct hg_cthread *t, uint64_t pid) {
   if (nl) *nl = 0;
 }
 
+/* Stack and TLS ranges, kept off the dead stack below SP less the red zone
+ * (capture/root_clip.c); the TLS range becomes a root range (c->ranges),
+ * so that the scan of other anonymous memory skips it too (the main
+ * thread's TLS lies in such memory). */
 int _hg_plat_threads_finish(struct hg_cap *c) {
   size_t n = _hg_vec_len(&c->threads);
   for (size_t i = 0; i < n; i++) {
     struct hg_cthread *t = _hg_vec_at(&c->threads, i);
     read_name(t, (uint64_t)c->pid);
     uint64_t red = t->self ? 0 : 128; /* x86-64 red zone below SP */
+    struct hg_root_clip k;
+    memset(&k, 0, sizeof k);
     int64_t ri = _hg_region_find(c, t->sp);
     if (ri < 0) ri = _hg_region_find(c, t->sp - red);
     if (ri >= 0) {
       struct hg_cregion *r = _hg_vec_at(&c->regions, (size_t)ri);
       if (r->kind != HG_RK_OWN) r->kind = HG_RK_STACK;
-      t->stack_lo = t->sp - red < r->start ? r->start : t->sp - red;
-      t->stack_hi = r->end;
+      k.map_lo = r->start;
+      k.map_hi = r->end;
+      k.live_lo = t->sp - red;
     }
     int64_t ti = _hg_region_find(c, t->tls_hi - TCB_BYTES);
-    if (ti < 0) {
-      t->tls_lo = t->tls_hi = 0;
-      continue;
+    if (ti >= 0) {
+      const struct hg_cregion *tr = _hg_vec_at(&c->regions, (size_t)ti);
+      k.tls_lo = t->tls_lo < tr->start || t->tls_lo > t->tls_hi ? tr->start : t->tls_lo;
+      k.tls_hi = t->tls_hi > tr->end ? tr->end : t->tls_hi;
     }
-    const struct hg_cregion *tr = _hg_vec_at(&c->regions, (size_t)ti);
-    if (t->tls_lo < tr->start || t->tls_lo > t->tls_hi) t->tls_lo = tr->start;
-    if (t->tls_hi > tr->end) t->tls_hi = tr->end;
-    /* the TLS block sits at the top of a thread's stack mapping */
-    if (t->tls_lo > t->stack_lo && t->tls_lo < t->stack_hi) t->stack_hi = t->tls_lo;
+    _hg_clip_thread_roots(&k);
+    t->stack_lo = k.stack_lo;
+    t->stack_hi = k.stack_hi;
+    t->tls_lo = t->tls_hi = 0;
+    if (k.tls_hi > k.tls_lo) {
+      struct hg_crange *g = _hg_vec_push(&c->ranges, 1);
+      if (!g) return HG_ENOMEM;
+      *g = (struct hg_crange){k.tls_lo, k.tls_hi, HG_ROOT_TLS, (uint32_t)i};
+    }
   }
   return 0;
 }
