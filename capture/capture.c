@@ -13,6 +13,7 @@
  * Everything after the freeze runs without malloc.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,10 +21,27 @@
 #include <unistd.h>
 
 #include "capture/classify.h"
+#include "capture/in_handler.h"
 #include "capture/internal.h"
 #include "capture/platform.h"
 
-static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The capture lock: the thread inside hg_capture (0 = none). One atomic
+ * word, so that a signal handler re-entering hg_capture on the thread that
+ * holds it sees itself as the owner (HG_EBUSY) instead of waiting forever. */
+static _Atomic uintptr_t capture_owner;
+
+static int capture_lock(void) {
+  uintptr_t me = (uintptr_t)pthread_self();
+  for (;;) {
+    uintptr_t none = 0;
+    if (atomic_compare_exchange_strong(&capture_owner, &none, me)) return 0;
+    if (none == me) return HG_EBUSY;
+    struct timespec ts = {0, 200000}; /* another thread's capture */
+    nanosleep(&ts, NULL);
+  }
+}
+
+static void capture_unlock(void) { atomic_store(&capture_owner, 0); }
 
 #define DEFAULT_SCRATCH_LIMIT (2ull << 30)
 
@@ -58,7 +76,7 @@ static void add_num(struct meta_buf *b, const char *k, uint64_t v) {
 }
 
 int _hg_capture_meta(struct hg_cap *c, int final) {
-  static struct meta_buf b; /* used under capture_lock or in the child only */
+  static struct meta_buf b; /* used under the capture lock or in the child only */
   memset(&b, 0, sizeof b);
   b.m.capture = b.nums;
   if (!final) {
@@ -289,12 +307,15 @@ int hg_capture(const char *path, const struct hg_options *o) {
   if (!path || !*path || o->version != HG_OPTIONS_VERSION || o->mode > HG_MODE_SUSPEND)
     return HG_EINVAL;
   if (o->mode == HG_MODE_FORK && !HG_PLAT_CAN_FORK) return HG_EUNSUPPORTED; /* before any file */
-  pthread_mutex_lock(&capture_lock);
+  /* not async-signal-safe: refused from a signal handler (which may have
+   * interrupted malloc or this thread's own capture) */
+  if (_hg_in_signal_handler()) return HG_EBUSY;
+  if (capture_lock()) return HG_EBUSY;
   uint64_t t_start = _hg_now_ns();
   struct hg_cap *c = mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                           -1, 0);
   if (c == MAP_FAILED) {
-    pthread_mutex_unlock(&capture_lock);
+    capture_unlock();
     return HG_ENOMEM;
   }
   memset(c, 0, sizeof *c);
@@ -322,6 +343,6 @@ int hg_capture(const char *path, const struct hg_options *o) {
   munmap(c, sizeof *c);
   st.total_ns = _hg_now_ns() - t_start;
   if (o->stats) *o->stats = st;
-  pthread_mutex_unlock(&capture_lock);
+  capture_unlock();
   return rc;
 }
