@@ -9,7 +9,12 @@
  * A thread that does not park within the time limit aborts the freeze and
  * every thread is released. The handler stays installed after the first
  * capture (a late, pending signal must never hit the default action, which
- * would kill the process); outside a capture it returns at once.
+ * would kill the process); outside a capture it returns at once, and a
+ * signal no capture sent (a kill from outside, the program's own raise) is
+ * passed on to the disposition it replaced (ignored, or the default action
+ * restored and the signal re-sent: the program dies as it would have).
+ * Only SIGUSR1/2 and SIGRTMIN…SIGRTMAX are taken, and never from a
+ * handler the program installed (_hg_linux_signal_usable, setup).
  *
  * Never calls malloc: the handler is async-signal-safe; the capturing side
  * uses raw syscalls (getdents64, tgkill, futex) and capture scratch.
@@ -47,7 +52,6 @@ struct slot {
 static struct slot *slots;
 static _Atomic uint32_t nslots, active_gen, release_gen, in_handler, parked_count;
 static uint32_t gen_counter;
-static int installed_sig[65];
 static size_t tls_static_size;
 static int tls_probed;
 
@@ -77,10 +81,39 @@ static void save_regs(struct slot *s, const ucontext_t *uc) {
   s->sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
 }
 
+static int prev_ignored[65]; /* the disposition we replaced was SIG_IGN */
+/* park signals sent and not yet handled (a real-time one queues; a standard
+ * one coalesces, so this may stay above 0: then a program's own raise() of
+ * it is swallowed, never the other way round) */
+static _Atomic uint32_t signals_due;
+
+/* A park signal that did not come from a capture (another process's kill,
+ * a program's raise): handled as before we took the signal over — ignored,
+ * or the default action (the program dies as it would have). */
+static void pass_on(int sig) {
+  if (prev_ignored[sig]) return;
+  struct sigaction d;
+  memset(&d, 0, sizeof d);
+  d.sa_handler = SIG_DFL;
+  sigaction(sig, &d, NULL);
+  syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig); /* delivered on return */
+}
+
 static void handler(int sig, siginfo_t *si, void *uctx) {
-  (void)sig;
-  (void)si;
   int saved_errno = errno;
+  /* ours: sent by this process with tgkill, and one of ours still due */
+  int ours = si && si->si_code == SI_TKILL && si->si_pid == getpid();
+  if (ours) {
+    uint32_t due = atomic_load(&signals_due);
+    while (due && !atomic_compare_exchange_weak(&signals_due, &due, due - 1)) {
+    }
+    ours = due != 0;
+  }
+  if (!ours) {
+    pass_on(sig);
+    errno = saved_errno;
+    return;
+  }
   atomic_fetch_add(&in_handler, 1);
   uint32_t gen = atomic_load(&active_gen);
   if (gen && slots) {
@@ -107,6 +140,17 @@ static void handler(int sig, siginfo_t *si, void *uctx) {
   errno = saved_errno;
 }
 
+/* Signals a capture may take over: SIGUSR1, SIGUSR2 and the real-time
+ * signals glibc leaves to programs (SIGRTMIN…SIGRTMAX). Never a fault
+ * signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT: a
+ * handler that returns would re-run the faulting instruction forever), a
+ * termination request (SIGTERM, SIGINT, SIGQUIT, SIGHUP), job control,
+ * SIGKILL/SIGSTOP, SIGCHLD, SIGPIPE, SIGALRM, SIGPROF, SIGXCPU/SIGXFSZ,
+ * SIGWINCH/SIGURG (programs use them), nor glibc's internal 32 and 33. */
+int _hg_linux_signal_usable(int sig) {
+  return sig == SIGUSR1 || sig == SIGUSR2 || (sig >= SIGRTMIN && sig <= SIGRTMAX);
+}
+
 static int setup(int sig) {
   if (!slots) {
     void *m = mmap(NULL, MAX_SLOTS * sizeof(struct slot), PROT_READ | PROT_WRITE,
@@ -115,15 +159,20 @@ static int setup(int sig) {
     madvise(m, MAX_SLOTS * sizeof(struct slot), MADV_DONTDUMP);
     slots = m;
   }
-  if (sig <= 0 || sig > 64) return HG_EINVAL;
-  if (!installed_sig[sig]) {
-    struct sigaction sa;
+  if (!_hg_linux_signal_usable(sig)) return HG_EINVAL;
+  /* asked every capture: the program may have changed it since */
+  struct sigaction sa, old;
+  if (sigaction(sig, NULL, &old) != 0) return HG_EINVAL;
+  if (!((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == handler)) {
+    /* never take over a handler of the program's (or the agent's) */
+    if ((old.sa_flags & SA_SIGINFO) || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))
+      return HG_EINVAL;
+    prev_ignored[sig] = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask);
     if (sigaction(sig, &sa, NULL) != 0) return HG_EINVAL;
-    installed_sig[sig] = 1;
   }
   if (!tls_probed) { /* dlsym takes the loader lock: before anyone parks */
     void (*get)(size_t *, size_t *) =
@@ -192,7 +241,11 @@ static void add_tid(void *arg, uint64_t tid) {
   s->nregs = 0;
   atomic_store(&s->tid, tid);
   atomic_store(&nslots, n + 1);
-  if (syscall(SYS_tgkill, getpid(), (pid_t)tid, p->sig) != 0) s->gone = 1;
+  atomic_fetch_add(&signals_due, 1);
+  if (syscall(SYS_tgkill, getpid(), (pid_t)tid, p->sig) != 0) {
+    s->gone = 1;
+    atomic_fetch_sub(&signals_due, 1);
+  }
   p->added++;
 }
 
@@ -204,6 +257,7 @@ static int all_parked(uint32_t gen, int sig, int resend) {
   for (uint32_t i = 0; i < n; i++) {
     struct slot *s = &slots[i];
     if (s->gone || atomic_load(&s->parked_gen) == gen) continue;
+    if (resend) atomic_fetch_add(&signals_due, 1);
     if (syscall(SYS_tgkill, getpid(), (pid_t)s->tid, resend ? sig : 0) != 0 && errno == ESRCH) {
       s->gone = 1; /* exited before it could park */
       continue;
