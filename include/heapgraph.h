@@ -58,7 +58,12 @@ enum hg_error {
   HG_EUNSUPPORTED = -12,/* platform/allocator not supported (partial result) */
   HG_EPERM = -13,       /* permission denied                                 */
   HG_ENOTFOUND = -14,   /* lookup found nothing (address, class …)           */
-  HG_EINTERNAL = -15    /* invariant broken: a bug in heapgraph              */
+  HG_EINTERNAL = -15,   /* invariant broken: a bug in heapgraph              */
+  HG_ENOENT = -16,      /* the output file's directory does not exist        */
+  HG_ENOTREG = -17,     /* the output path exists and is not a regular file
+                           (device, FIFO, socket, directory): never replaced */
+  HG_ECHILDTIME = -18   /* fork mode: the capture child did not finish within
+                           child_timeout_ms (it was killed)                  */
 };
 
 /* Static English text for an HG_E* code ("unknown error" for others). */
