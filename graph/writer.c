@@ -236,6 +236,15 @@ static int c_int(struct hg_writer *w, int64_t v) {
 
 /* ---- open / close ---- */
 
+/* Whether the directory part of path (its first dirlen bytes; none: ".")
+ * is an existing directory. */
+static int dir_exists(const char *path, size_t dirlen) {
+  char d[PATH_MAX];
+  snprintf(d, sizeof d, "%.*s", dirlen ? (int)dirlen : 1, dirlen ? path : ".");
+  struct stat st;
+  return stat(d, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 /* The target is replaced by rename(): only a regular file (or a symbolic
  * link, which rename replaces, never follows) may be there. A device node
  * or FIFO is refused — as root, `-o /dev/null` would otherwise replace the
@@ -296,10 +305,9 @@ int hg_writer_open(struct hg_writer **out, const char *path) {
   w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (w->fd < 0) {
     int err = errno;
-    int code = err == EACCES || err == EPERM || err == EROFS ? HG_EPERM
-               : err == ENOENT || err == ENOTDIR             ? HG_ENOENT
-                                                             : io_code(err);
-    fail(w, code, err == ENOENT || err == ENOTDIR ? "no such directory for" : "create", err);
+    int nodir = (err == ENOENT || err == ENOTDIR) && !dir_exists(path, dirlen);
+    int code = err == EACCES || err == EPERM || err == EROFS ? HG_EPERM : nodir ? HG_ENOENT : io_code(err);
+    fail(w, code, nodir ? "no such directory for" : "create", err);
     return code;
   }
   XXH64_reset(&w->hash, 0);
