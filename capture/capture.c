@@ -81,6 +81,7 @@ int _hg_capture_meta(struct hg_cap *c, int final) {
   b.m.capture = b.nums;
   if (!final) {
     _hg_plat_describe(&b.m);
+    if (c->opt->omit & HG_OMIT_NAMES) b.m.process = NULL;
     b.m.pointer_size = sizeof(void *);
     b.m.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
     b.m.pid = c->pid;
@@ -120,24 +121,32 @@ static const char *str_at(const struct hg_cap *c, uint32_t off) {
   return off ? (const char *)c->strings.base + off : NULL;
 }
 
+/* A mapped file's path, unless hg_options.omit asks to leave paths out
+ * (then only kernel names such as "[heap]" or "[anon:…]" stay). */
+static const char *region_name(const struct hg_cap *c, uint32_t off) {
+  const char *n = str_at(c, off);
+  return n && n[0] != '[' && (c->opt->omit & HG_OMIT_PATHS) ? NULL : n;
+}
+
 static int write_records(struct hg_cap *c) {
   int rc;
+  int no_paths = (c->opt->omit & HG_OMIT_PATHS) != 0, no_names = (c->opt->omit & HG_OMIT_NAMES) != 0;
   for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
     const struct hg_cregion *r = _hg_vec_at(&c->regions, i);
     if (r->kind == HG_RK_OWN) continue;
-    struct hg_region out = {r->start, r->end - r->start, r->prot, r->tag, str_at(c, r->name),
+    struct hg_region out = {r->start, r->end - r->start, r->prot, r->tag, region_name(c, r->name),
                             r->rss, r->dirty, r->swap, r->image};
     if ((rc = hg_writer_region(c->w, &out))) return rc;
   }
   for (size_t i = 0; i < _hg_vec_len(&c->images); i++) {
     const struct hg_cimage *im = _hg_vec_at(&c->images, i);
-    struct hg_image out = {str_at(c, im->path), im->id_len ? im->id : NULL, im->id_len,
+    struct hg_image out = {no_paths ? "" : str_at(c, im->path), im->id_len ? im->id : NULL, im->id_len,
                            im->load_addr, im->bias, im->size};
     if ((rc = hg_writer_image(c->w, &out))) return rc;
   }
   for (size_t i = 0; i < _hg_vec_len(&c->threads); i++) {
     const struct hg_cthread *t = _hg_vec_at(&c->threads, i);
-    struct hg_thread out = {t->tid, t->name[0] ? t->name : NULL, t->stack_lo, t->stack_hi};
+    struct hg_thread out = {t->tid, t->name[0] && !no_names ? t->name : NULL, t->stack_lo, t->stack_hi};
     if ((rc = hg_writer_thread(c->w, &out))) return rc;
   }
   return 0;

@@ -387,11 +387,17 @@ struct hg_options {
   struct hg_capture_stats *stats; /* optional: filled on return           */
   uint32_t helpers;         /* helper threads the frozen part may use on other
                                cores (Linux; default 1, 0 = none)           */
-  uint32_t reserved32;
+  uint32_t omit;            /* HG_OMIT_* flags: leave identifying strings out
+                               of the file (default 0: everything written) */
   uint64_t reserved[7];
 };
 
 /* Fills *o with the defaults above. */
+/* hg_options.omit: what a snapshot leaves out (see docs/capture.md, "What
+ * leaves the device"). Heap contents are never written in any case. */
+#define HG_OMIT_PATHS 1u   /* executable, library and mapped-file paths      */
+#define HG_OMIT_NAMES 2u   /* thread names and the process name              */
+
 HG_API void hg_options_init(struct hg_options *o);
 /* Captures the calling process into `path` (NULL o = defaults). */
 HG_API int hg_capture(const char *path, const struct hg_options *o);

@@ -4,9 +4,13 @@
 # Built like the other capture tests (mk/capture.mk: glibc malloc, UBSan
 # only under SANITIZE=1).
 
-REL_PROGS := $(CAP_DIR)/busy_alloc $(CAP_DIR)/dead_stack $(CAP_DIR)/reentry $(CAP_DIR)/park_signal $(CAP_DIR)/output_path
+REL_PROGS := $(CAP_DIR)/busy_alloc $(CAP_DIR)/dead_stack $(CAP_DIR)/reentry $(CAP_DIR)/park_signal $(CAP_DIR)/output_path $(CAP_DIR)/privacy
 TEST_PROGS   += $(REL_PROGS)
 TEST_SCRIPTS += $(REL_PROGS) tests/capture/agent_env.sh
+
+$(CAP_DIR)/privacy: tests/capture/privacy.c $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
 $(CAP_DIR)/output_path: tests/capture/output_path.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)

@@ -9,6 +9,8 @@
  *                      parks threads, nor one the program already handles)
  *   HEAPGRAPH_AT_EXIT  1/yes/true/on: capture when the program exits
  *   HEAPGRAPH_MODE     fork (default) or suspend
+ *   HEAPGRAPH_OMIT     paths, names, all (or "paths,names"): leave file paths
+ *                      and/or thread and process names out (hg_options.omit)
  * A bad value is reported and turns the agent off.
  * The agent is active only when HEAPGRAPH_SIGNAL or HEAPGRAPH_AT_EXIT is
  * set. The signal handler only posts a semaphore; a dedicated capture
@@ -33,7 +35,7 @@
 static sem_t wake;
 static char pattern[4096];
 static unsigned seq;
-static uint32_t mode;
+static uint32_t mode, omit;
 
 /* USR1, USR2, RTMIN, RTMIN+n, RTMAX-n (with or without SIG) or a number;
  * only signals a capture may take over (_hg_linux_signal_usable: never a
@@ -51,6 +53,21 @@ static int parse_signal(const char *s) {
   if (end && (*end || end == s)) return -1;
   if (!_hg_linux_signal_usable(sig) || sig == SIGRTMIN + 4 /* parks threads */) return -1;
   return sig;
+}
+
+/* "paths", "names", "all" or a comma list of them: HG_OMIT_* flags; -1 for
+ * anything else. */
+static int parse_omit(const char *s) {
+  int flags = 0;
+  while (*s) {
+    size_t n = strcspn(s, ",");
+    if (n == 5 && !strncmp(s, "paths", 5)) flags |= HG_OMIT_PATHS;
+    else if (n == 5 && !strncmp(s, "names", 5)) flags |= HG_OMIT_NAMES;
+    else if (n == 3 && !strncmp(s, "all", 3)) flags |= HG_OMIT_PATHS | HG_OMIT_NAMES;
+    else return -1;
+    s += n + (s[n] == ',');
+  }
+  return flags;
 }
 
 /* 1 for 1/yes/true/on, 0 for 0/no/false/off or empty, -1 otherwise. */
@@ -86,6 +103,7 @@ static void capture(const char *trigger) {
   struct hg_capture_stats st;
   hg_options_init(&o);
   o.mode = mode;
+  o.omit = omit;
   o.trigger = trigger;
   o.stats = &st;
   int rc = hg_capture(path, &o);
@@ -137,6 +155,13 @@ __attribute__((constructor)) static void agent_init(void) {
     return;
   }
   mode = (m && !strcmp(m, "suspend")) ? HG_MODE_SUSPEND : (m && !strcmp(m, "fork")) ? HG_MODE_FORK : HG_MODE_DEFAULT;
+  const char *om = getenv("HEAPGRAPH_OMIT");
+  int of = om ? parse_omit(om) : 0;
+  if (of < 0) {
+    fprintf(stderr, "heapgraph: HEAPGRAPH_OMIT='%s' is not paths, names, all or a comma list; agent off\n", om);
+    return;
+  }
+  omit = (uint32_t)of;
   if (out && strlen(out) >= sizeof pattern) {
     fprintf(stderr, "heapgraph: HEAPGRAPH_OUTPUT is longer than %zu bytes; agent off\n", sizeof pattern - 1);
     return;

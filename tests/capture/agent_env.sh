@@ -36,6 +36,14 @@ for s in 11 SEGV SIGBUS 9 KILL 19 STOP 15 TERM INT HUP QUIT ABRT CHLD PIPE ALRM 
 done
 refused "HEAPGRAPH_AT_EXIT=maybe" HEAPGRAPH_AT_EXIT=maybe
 refused "HEAPGRAPH_MODE=bogus" HEAPGRAPH_MODE=bogus HEAPGRAPH_AT_EXIT=1
+refused "HEAPGRAPH_OMIT=secrets" HEAPGRAPH_OMIT=secrets HEAPGRAPH_AT_EXIT=1
+
+# HEAPGRAPH_OMIT=all: no path of the program's in the snapshot
+rm -f "$tmp"/*.hgsnap
+env LD_PRELOAD="$pre" HEAPGRAPH_OUTPUT="$tmp/o.hgsnap" HEAPGRAPH_AT_EXIT=1 HEAPGRAPH_OMIT=all "$T" exit 10 2>"$tmp/err"
+if [ ! -s "$tmp/o.hgsnap" ]; then bad "HEAPGRAPH_OMIT=all: no snapshot ($(cat "$tmp/err"))"
+elif grep -q "agent_target" "$tmp/o.hgsnap"; then bad "HEAPGRAPH_OMIT=all: the program's path is in the file"
+else ok "HEAPGRAPH_OMIT=all: no path in the file"; fi
 
 # HEAPGRAPH_AT_EXIT=no: off, silently
 rm -f "$tmp"/*.hgsnap
