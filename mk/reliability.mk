@@ -38,3 +38,12 @@ BENCH_TARGETS += bench-busy
 .PHONY: bench-busy
 bench-busy: $(CAP_DIR)/busy_alloc
 	@$(CAP_DIR)/busy_alloc 100 2>&1 | grep '^busy_alloc'
+
+# ---- the CLI: control characters escaped (test_cli_escape.sh), small
+# defects and bad values (test_cli_defects.sh) ----
+TEST_PROGS   += $(BUILD)/tools/evil_names
+TEST_SCRIPTS += tests/tools/test_cli_escape.sh
+
+$(BUILD)/tools/evil_names: tests/tools/evil_names.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB_A) $(LIBS)
