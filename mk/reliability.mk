@@ -42,7 +42,7 @@ bench-busy: $(CAP_DIR)/busy_alloc
 # ---- the CLI: control characters escaped (test_cli_escape.sh), small
 # defects and bad values (test_cli_defects.sh) ----
 TEST_PROGS   += $(BUILD)/tools/evil_names
-TEST_SCRIPTS += tests/tools/test_cli_escape.sh
+TEST_SCRIPTS += tests/tools/test_cli_escape.sh tests/tools/test_cli_defects.sh
 
 $(BUILD)/tools/evil_names: tests/tools/evil_names.c $(LIB_A)
 	@mkdir -p $(dir $@)

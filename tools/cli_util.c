@@ -8,12 +8,25 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
+/* The reader takes regular files only, but opening a FIFO with no writer
+ * would block before it can say so: non-regular files are refused here
+ * first, without opening them. */
+static int regular_or_absent(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0; /* the load reports a missing file */
+  fprintf(stderr, "heapgraph: %s: not a regular file (%s)\n", path,
+          S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory" : "a device or socket");
+  return -1;
+}
+
 struct hg_graph *cli_load(const char *path, unsigned flags) {
   struct hg_load_error err;
+  if (regular_or_absent(path) != 0) return NULL;
   struct hg_graph *g = hg_graph_load_flags(path, flags, &err);
   if (!g) {
     if (err.code == HG_EIO || err.code == HG_EPERM)

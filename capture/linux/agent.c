@@ -29,31 +29,13 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "capture/linux/linux.h"
+#include "capture/signal_names.h"
 #include "heapgraph.h"
 
 static sem_t wake;
 static char pattern[4096];
 static unsigned seq;
 static uint32_t mode, omit;
-
-/* USR1, USR2, RTMIN, RTMIN+n, RTMAX-n (with or without SIG) or a number;
- * only signals a capture may take over (_hg_linux_signal_usable: never a
- * fault, termination or job-control signal), and not the one that parks
- * threads. -1 otherwise. */
-static int parse_signal(const char *s) {
-  if (!strncasecmp(s, "SIG", 3)) s += 3;
-  int sig = -1;
-  char *end = NULL;
-  if (!strcasecmp(s, "USR1")) sig = SIGUSR1;
-  else if (!strcasecmp(s, "USR2")) sig = SIGUSR2;
-  else if (!strncasecmp(s, "RTMIN", 5) && (!s[5] || s[5] == '+')) sig = SIGRTMIN + (s[5] ? (int)strtol(s + 6, &end, 10) : 0);
-  else if (!strncasecmp(s, "RTMAX", 5) && (!s[5] || s[5] == '-')) sig = SIGRTMAX - (s[5] ? (int)strtol(s + 6, &end, 10) : 0);
-  else if (*s >= '0' && *s <= '9') sig = (int)strtol(s, &end, 10);
-  if (end && (*end || end == s)) return -1;
-  if (!_hg_linux_signal_usable(sig) || sig == SIGRTMIN + 4 /* parks threads */) return -1;
-  return sig;
-}
 
 /* "paths", "names", "all" or a comma list of them: HG_OMIT_* flags; -1 for
  * anything else. */
@@ -168,7 +150,7 @@ __attribute__((constructor)) static void agent_init(void) {
   }
   snprintf(pattern, sizeof pattern, "%s", out && *out ? out : "heapgraph-%p-%n.hgsnap");
   if (sig && *sig) {
-    int s = parse_signal(sig);
+    int s = hg_trigger_signal(sig);
     if (s < 0) {
       fprintf(stderr, "heapgraph: HEAPGRAPH_SIGNAL='%s' cannot be used: allowed are USR1, USR2 and "
                       "RTMIN…RTMAX except RTMIN+4 (never a fault, termination or job-control signal); agent off\n", sig);

@@ -32,9 +32,6 @@ int _hg_linux_arenas_lock(uint64_t deadline);
 void _hg_linux_arenas_unlock(void);
 int _hg_linux_arena_held(uint64_t arena);
 
-/* threads.c: a signal a capture may take over (parking, the agent). */
-int _hg_linux_signal_usable(int sig);
-
 /* Raw directory read without malloc: calls fn for each numeric entry. */
 int _hg_linux_list_tids(void (*fn)(void *arg, uint64_t tid), void *arg);
 

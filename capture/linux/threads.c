@@ -14,7 +14,7 @@
  * passed on to the disposition it replaced (ignored, or the default action
  * restored and the signal re-sent: the program dies as it would have).
  * Only SIGUSR1/2 and SIGRTMIN…SIGRTMAX are taken, and never from a
- * handler the program installed (_hg_linux_signal_usable, setup).
+ * handler the program installed (capture/signal_names.h, setup).
  *
  * Never calls malloc: the handler is async-signal-safe; the capturing side
  * uses raw syscalls (getdents64, tgkill, futex) and capture scratch.
@@ -36,6 +36,7 @@
 #include "capture/linux/linux.h"
 #include "capture/platform.h"
 #include "capture/root_clip.h"
+#include "capture/signal_names.h"
 
 #define MAX_SLOTS 8192u
 #define TCB_BYTES 2304u   /* covers struct pthread (TCB) on x86_64 glibc    */
@@ -140,17 +141,6 @@ static void handler(int sig, siginfo_t *si, void *uctx) {
   errno = saved_errno;
 }
 
-/* Signals a capture may take over: SIGUSR1, SIGUSR2 and the real-time
- * signals glibc leaves to programs (SIGRTMIN…SIGRTMAX). Never a fault
- * signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT: a
- * handler that returns would re-run the faulting instruction forever), a
- * termination request (SIGTERM, SIGINT, SIGQUIT, SIGHUP), job control,
- * SIGKILL/SIGSTOP, SIGCHLD, SIGPIPE, SIGALRM, SIGPROF, SIGXCPU/SIGXFSZ,
- * SIGWINCH/SIGURG (programs use them), nor glibc's internal 32 and 33. */
-int _hg_linux_signal_usable(int sig) {
-  return sig == SIGUSR1 || sig == SIGUSR2 || (sig >= SIGRTMIN && sig <= SIGRTMAX);
-}
-
 static int setup(int sig) {
   if (!slots) {
     void *m = mmap(NULL, MAX_SLOTS * sizeof(struct slot), PROT_READ | PROT_WRITE,
@@ -159,7 +149,7 @@ static int setup(int sig) {
     madvise(m, MAX_SLOTS * sizeof(struct slot), MADV_DONTDUMP);
     slots = m;
   }
-  if (!_hg_linux_signal_usable(sig)) return HG_EINVAL;
+  if (!hg_signal_usable(sig)) return HG_EINVAL; /* capture/signal_names.h */
   /* asked every capture: the program may have changed it since */
   struct sigaction sa, old;
   if (sigaction(sig, NULL, &old) != 0) return HG_EINVAL;
@@ -307,7 +297,7 @@ static void self_thread(struct hg_cap *c, uint64_t self) {
 }
 
 int _hg_plat_freeze(struct hg_cap *c) {
-  int sig = c->opt->suspend_signal ? c->opt->suspend_signal : SIGRTMIN + 4;
+  int sig = c->opt->suspend_signal ? c->opt->suspend_signal : SIGRTMIN + HG_PARK_SIGNAL_OFFSET;
   int rc = setup(sig);
   if (rc) return rc;
   uint64_t budget = (uint64_t)(c->opt->freeze_timeout_ms ? c->opt->freeze_timeout_ms : 2000) * 1000000u;
