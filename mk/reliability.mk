@@ -8,27 +8,7 @@ REL_PROGS := $(CAP_DIR)/busy_alloc $(CAP_DIR)/dead_stack $(CAP_DIR)/reentry $(CA
 TEST_PROGS   += $(REL_PROGS)
 TEST_SCRIPTS += $(REL_PROGS) tests/capture/agent_env.sh
 
-$(CAP_DIR)/privacy: tests/capture/privacy.c $(CAP_LIB) tests/hg_test.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
-
-$(CAP_DIR)/output_path: tests/capture/output_path.c $(CAP_LIB) tests/hg_test.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
-
-$(CAP_DIR)/park_signal: tests/capture/park_signal.c $(CAP_LIB) tests/hg_test.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
-
-$(CAP_DIR)/reentry: tests/capture/reentry.c $(CAP_LIB) tests/hg_test.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
-
-$(CAP_DIR)/dead_stack: tests/capture/dead_stack.c $(CAP_LIB) tests/hg_test.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
-
-$(CAP_DIR)/busy_alloc: tests/capture/busy_alloc.c $(CAP_LIB) tests/hg_test.h
+$(REL_PROGS): $(CAP_DIR)/%: tests/capture/%.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
