@@ -24,11 +24,18 @@
  * reading the word meanwhile; the swap from 0 then wins almost always.
  * Spinning is bounded (SPIN_NS) and alternates with futex sleeps.
  *
+ * While it holds them, the capturing thread blocks every signal but the
+ * fault signals: a program's handler that calls malloc (not allowed by
+ * POSIX, but common) would otherwise deadlock on a lock its own thread
+ * holds, with every other thread waiting behind it.
+ *
  * No malloc; reads of the arena ring go through process_vm_readv first.
  */
 #include <linux/futex.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -42,6 +49,8 @@
 
 static uint64_t held[MAX_HELD]; /* used under the capture lock */
 static uint32_t nheld;
+static sigset_t saved_mask;
+static int mask_saved;
 
 static int readable_word(uint64_t addr, uint64_t *out) {
   struct iovec local = {out, sizeof *out}, remote = {(void *)(uintptr_t)addr, sizeof *out};
@@ -79,11 +88,24 @@ static void unlock_one(_Atomic int *w) {
 
 void _hg_linux_arenas_unlock(void) {
   while (nheld) unlock_one((_Atomic int *)(uintptr_t)held[--nheld]);
+  if (mask_saved) {
+    mask_saved = 0;
+    pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+  }
+}
+
+static void block_signals(void) {
+  sigset_t all;
+  sigfillset(&all);
+  static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+  for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) sigdelset(&all, faults[i]);
+  if (pthread_sigmask(SIG_BLOCK, &all, &saved_mask) == 0) mask_saved = 1;
 }
 
 int _hg_linux_arenas_lock(uint64_t deadline) {
   const struct hg_glibc *G = &_hg_glibc;
   if (!G->ok || nheld) return G->ok ? 0 : -1;
+  block_signals();
   uint64_t a = G->main_arena;
   for (uint32_t n = 0; n < MAX_HELD; n++) {
     uint64_t w;
