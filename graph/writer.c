@@ -236,6 +236,29 @@ static int c_int(struct hg_writer *w, int64_t v) {
 
 /* ---- open / close ---- */
 
+/* Whether the directory part of path (its first dirlen bytes; none: ".")
+ * is an existing directory. */
+static int dir_exists(const char *path, size_t dirlen) {
+  char d[PATH_MAX];
+  snprintf(d, sizeof d, "%.*s", dirlen ? (int)dirlen : 1, dirlen ? path : ".");
+  struct stat st;
+  return stat(d, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The target is replaced by rename(): only a regular file (or a symbolic
+ * link, which rename replaces, never follows) may be there. A device node
+ * or FIFO is refused — as root, `-o /dev/null` would otherwise replace the
+ * system's device with a file. Checked at open and again before rename. */
+static int target_ok(struct hg_writer *w) {
+  struct stat st;
+  if (lstat(w->path, &st) != 0 || S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return 0;
+  fail(w, HG_ENOTREG, "", 0);
+  snprintf(w->msg, sizeof w->msg, "%s exists and is not a regular file (%s): not replaced", w->path,
+           S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket or special file");
+  return HG_ENOTREG;
+}
+
 int hg_writer_open(struct hg_writer **out, const char *path) {
   if (out) *out = NULL; /* callers may hg_writer_close(w) whatever open returned */
   if (!out || !path || !*path) return HG_EINVAL;
@@ -260,18 +283,31 @@ int hg_writer_open(struct hg_writer **out, const char *path) {
   w->fd = -1;
 
   snprintf(w->path, sizeof w->path, "%s", path);
+  *out = w;
+  int rc = target_ok(w);
+  if (rc) return rc;
   const char *slash = strrchr(path, '/');
   size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+  const char *base = slash ? slash + 1 : path;
+  if (strlen(base) > NAME_MAX) {
+    fail(w, HG_EINVAL, "", 0);
+    snprintf(w->msg, sizeof w->msg, "file name longer than %d bytes: %s", NAME_MAX, base);
+    return HG_EINVAL;
+  }
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  snprintf(w->tmp, sizeof w->tmp, "%.*s.%s.tmp.%ld.%lx", (int)dirlen, path,
-           slash ? slash + 1 : path, (long)getpid(), (unsigned long)ts.tv_nsec);
+  /* ".BASE.tmp.PID.NSEC" with BASE cut so that the name fits NAME_MAX */
+  char suffix[64];
+  int sl = snprintf(suffix, sizeof suffix, ".tmp.%ld.%lx", (long)getpid(), (unsigned long)ts.tv_nsec);
+  size_t keep = strlen(base), room = NAME_MAX - 1 - (size_t)sl;
+  if (keep > room) keep = room;
+  snprintf(w->tmp, sizeof w->tmp, "%.*s.%.*s%s", (int)dirlen, path, (int)keep, base, suffix);
   w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (w->fd < 0) {
     int err = errno;
-    int code = err == EACCES || err == EPERM || err == EROFS ? HG_EPERM : io_code(err);
-    fail(w, code, "create", err);
-    *out = w;
+    int nodir = (err == ENOENT || err == ENOTDIR) && !dir_exists(path, dirlen);
+    int code = err == EACCES || err == EPERM || err == EROFS ? HG_EPERM : nodir ? HG_ENOENT : io_code(err);
+    fail(w, code, nodir ? "no such directory for" : "create", err);
     return code;
   }
   XXH64_reset(&w->hash, 0);
@@ -745,6 +781,7 @@ int hg_writer_finish(struct hg_writer *w) {
     goto out;
   }
   w->fd = -1;
+  if ((rc = target_ok(w))) goto out;
   if (rename(w->tmp, w->path) != 0) {
     rc = fail(w, io_code(errno), "rename", errno);
     goto out;

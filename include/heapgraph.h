@@ -58,7 +58,12 @@ enum hg_error {
   HG_EUNSUPPORTED = -12,/* platform/allocator not supported (partial result) */
   HG_EPERM = -13,       /* permission denied                                 */
   HG_ENOTFOUND = -14,   /* lookup found nothing (address, class …)           */
-  HG_EINTERNAL = -15    /* invariant broken: a bug in heapgraph              */
+  HG_EINTERNAL = -15,   /* invariant broken: a bug in heapgraph              */
+  HG_ENOENT = -16,      /* the output file's directory does not exist        */
+  HG_ENOTREG = -17,     /* the output path exists and is not a regular file
+                           (device, FIFO, socket, directory): never replaced */
+  HG_ECHILDTIME = -18   /* fork mode: the capture child did not finish within
+                           child_timeout_ms (it was killed)                  */
 };
 
 /* Static English text for an HG_E* code ("unknown error" for others). */
@@ -382,11 +387,17 @@ struct hg_options {
   struct hg_capture_stats *stats; /* optional: filled on return           */
   uint32_t helpers;         /* helper threads the frozen part may use on other
                                cores (Linux; default 1, 0 = none)           */
-  uint32_t reserved32;
+  uint32_t omit;            /* HG_OMIT_* flags: leave identifying strings out
+                               of the file (default 0: everything written) */
   uint64_t reserved[7];
 };
 
 /* Fills *o with the defaults above. */
+/* hg_options.omit: what a snapshot leaves out (see docs/capture.md, "What
+ * leaves the device"). Heap contents are never written in any case. */
+#define HG_OMIT_PATHS 1u   /* executable, library and mapped-file paths      */
+#define HG_OMIT_NAMES 2u   /* thread names and the process name              */
+
 HG_API void hg_options_init(struct hg_options *o);
 /* Captures the calling process into `path` (NULL o = defaults). */
 HG_API int hg_capture(const char *path, const struct hg_options *o);

@@ -50,7 +50,7 @@ const char *acli_label(const struct hg_graph *g, char **names, uint32_t v) {
 }
 
 void acli_node_text(FILE *f, const struct hg_graph *g, char **names, uint32_t v) {
-  fprintf(f, "0x%" PRIx64 " %s (%" PRIu64 " B)", g->node_addr[v], acli_label(g, names, v),
+  fprintf(f, "0x%" PRIx64 " %s (%" PRIu64 " B)", g->node_addr[v], cli_text(acli_label(g, names, v)),
           g->node_size[v]);
 }
 

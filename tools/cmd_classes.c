@@ -103,7 +103,7 @@ int cmd_classes(int argc, char **argv) {
              (unsigned long long)rows[i].bytes);
     } else {
       printf("%12llu %14llu  %s\n", (unsigned long long)rows[i].count,
-             (unsigned long long)rows[i].bytes, label);
+             (unsigned long long)rows[i].bytes, cli_text(label));
     }
   }
   if (!json) printf("%12llu %14llu  TOTAL\n", (unsigned long long)tc, (unsigned long long)tb);

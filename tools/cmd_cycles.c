@@ -81,7 +81,8 @@ int cmd_cycles(int argc, char **argv) {
           printf(",\"kind\":\"%s\"}", hg_edge_kind_name(g->edge_kind[e]));
         } else {
           printf("    0x%" PRIx64 " %s.%s -> 0x%" PRIx64 " %s [%s]\n", g->node_addr[v],
-                 acli_label(g, names, v), name, g->node_addr[t], acli_label(g, names, t),
+                 cli_text(acli_label(g, names, v)), cli_text(name), g->node_addr[t],
+                 cli_text(acli_label(g, names, t)),
                  hg_edge_kind_name(g->edge_kind[e]));
         }
         refs++;

@@ -67,7 +67,7 @@ int cmd_diff(int argc, char **argv) {
              cb, c->old_count ? "false" : "true");
     } else {
       printf("%+14" PRId64 " %+10" PRId64 " %14" PRIu64 " %10" PRIu64 "  %s%s\n", cb, cc,
-             c->new_bytes, c->new_count, name ? name : "(unclassified)",
+             c->new_bytes, c->new_count, name ? cli_text(name) : "(unclassified)",
              c->old_count ? "" : "  (new)");
     }
     free(dem);

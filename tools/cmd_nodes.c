@@ -64,7 +64,7 @@ int cmd_nodes(int argc, char **argv) {
       printf(",\"out\":%u,\"in\":%u}\n", out, in);
     } else {
       printf("%8u 0x%012llx %10llu %-8s out %-4u in %-4u %s\n", n, (unsigned long long)g->node_addr[n],
-             (unsigned long long)g->node_size[n], fl, out, in, c ? names[c] : "-");
+             (unsigned long long)g->node_size[n], fl, out, in, c ? cli_text(names[c]) : "-");
     }
   }
   cli_class_names_free(g, names);

@@ -25,7 +25,7 @@ static void root_text(const struct hg_graph *g, const struct hg_root *r) {
     printf(" at 0x%" PRIx64, r->addr);
   if (r->owner != HG_NO_OWNER) {
     if ((r->kind == HG_ROOT_GLOBAL) && r->owner < g->image_count && g->images[r->owner].path)
-      printf(" in %s", g->images[r->owner].path);
+      printf(" in %s", cli_text(g->images[r->owner].path));
     else if (r->kind != HG_ROOT_GLOBAL && r->owner < g->thread_count)
       printf(" thread %" PRIu64, g->threads[r->owner].tid);
   }
@@ -97,7 +97,7 @@ int cmd_path(int argc, char **argv) {
         if (j) {
           uint32_t e = pa->edges[j - 1];
           const char *f = hg_graph_edge_field(g, e);
-          printf("%*s-> %s%s+0x%" PRIx32 " [%s] ", (int)(j > 20 ? 20 : j), "", f ? f : "",
+          printf("%*s-> %s%s+0x%" PRIx32 " [%s] ", (int)(j > 20 ? 20 : j), "", f ? cli_text(f) : "",
                  f ? " " : "", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
         }
         acli_node_text(stdout, g, names, pa->nodes[j]);

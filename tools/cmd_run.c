@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/signal_names.h"
 #include "tools/cli_opts.h"
 #include "tools/commands.h"
 
@@ -46,17 +47,23 @@ static int find_lib(char *out, size_t cap) {
 }
 
 int cmd_run(int argc, char **argv) {
-  const char *out = NULL, *sig = NULL, *mode = NULL;
+  const char *out = NULL, *sig = NULL, *mode = NULL, *omit = NULL;
   int at_exit = 0, nargs;
   const struct cli_opt opts[] = {
       CLI_OPT_STR("-o", "FILE", &out, "snapshot path (HEAPGRAPH_OUTPUT)"),
       CLI_OPT_STR("--signal", "SIG", &sig, "capture each time SIG arrives (HEAPGRAPH_SIGNAL)"),
       CLI_OPT_FLAG("--at-exit", &at_exit, "capture when the program exits"),
       CLI_OPT_CHOICE("--mode", "fork|suspend", &mode, "freeze mode (default fork)"),
+      CLI_OPT_CHOICE("--omit", "paths|names|all", &omit, "leave file paths and/or thread and process names out"),
       CLI_END};
   const struct cli_cmd cmd = {"run", "[--] PROGRAM [ARGS...]", 1, -1, opts, about, CLI_STOP_AT_ARG};
   int st = cli_parse(&cmd, argc, argv, &nargs);
   if (st >= 0) return st;
+  if (sig && hg_trigger_signal(sig) < 0) {
+    fprintf(stderr, "heapgraph run: signal '%s' cannot trigger a capture (USR1, USR2, RTMIN+n, RTMAX-n "
+                    "except RTMIN+4; never one that would change how the program dies)\n", sig);
+    return 2;
+  }
   char lib[PATH_MAX];
   if (find_lib(lib, sizeof lib) != 0) {
     fprintf(stderr, "heapgraph run: libheapgraph.so not found (set HEAPGRAPH_LIB)\n");
@@ -70,6 +77,7 @@ int cmd_run(int argc, char **argv) {
   if (sig) setenv("HEAPGRAPH_SIGNAL", sig, 1);
   if (at_exit || !sig) setenv("HEAPGRAPH_AT_EXIT", "1", 1);
   if (mode) setenv("HEAPGRAPH_MODE", mode, 1);
+  if (omit) setenv("HEAPGRAPH_OMIT", omit, 1);
   if (sig) fprintf(stderr, "heapgraph: pid %d, send SIG%s to capture\n", (int)getpid(), sig);
   execvp(argv[1], argv + 1);
   perror("heapgraph run: exec");

@@ -35,7 +35,7 @@ static void edge_row(const struct hg_graph *g, char **names, uint32_t e, uint32_
            hg_edge_kind_name(g->edge_kind[e]));
   } else {
     printf("  %s+0x%-6" PRIx32 " %-12s %-16s ", out ? "" : "from ", g->edge_offset[e],
-           hg_edge_kind_name(g->edge_kind[e]), f ? f : "");
+           hg_edge_kind_name(g->edge_kind[e]), f ? cli_text(f) : "");
     acli_node_text(stdout, g, names, other);
     printf("\n");
   }
@@ -81,11 +81,11 @@ int cmd_show(int argc, char **argv) {
     printf("\n  index %" PRIu32 ", flags%s%s%s", v, g->node_flags[v] & HG_NODE_MALLOC ? " malloc" : "",
            g->node_flags[v] & HG_NODE_REGION ? " region" : "",
            g->node_flags[v] & HG_NODE_MMAPPED ? " mmapped" : "");
-    if (kind) printf(", class kind %s", kind);
-    if (heapname) printf(", heap %s", heapname);
+    if (kind) printf(", class kind %s", cli_text(kind));
+    if (heapname) printf(", heap %s", cli_text(heapname));
     if (r)
       printf("\n  in region 0x%" PRIx64 "-0x%" PRIx64 " %s", r->start, r->start + r->size,
-             r->name ? r->name : "");
+             r->name ? cli_text(r->name) : "");
     printf("\n");
   }
   for (uint32_t i = 0, n = 0; i < g->root_count; i++) {

@@ -86,12 +86,12 @@ int cmd_top(int argc, char **argv) {
     for (uint32_t i = 0; i < nt; i++) {
       uint32_t v = top[i];
       printf("%14" PRIu64 " %12" PRIu64 "  0x%-16" PRIx64 " %s\n", d->retained[v], g->node_size[v],
-             g->node_addr[v], acli_label(g, names, v));
+             g->node_addr[v], cli_text(acli_label(g, names, v)));
     }
     printf("\n%14s %10s %14s  %s\n", "retained", "count", "bytes", "class");
     for (uint32_t i = 0; i < nrows; i++)
       printf("%14" PRIu64 " %10" PRIu64 " %14" PRIu64 "  %s\n", rows[i].retained, rows[i].count,
-             rows[i].bytes, rows[i].id ? names[rows[i].id] : "(unclassified)");
+             rows[i].bytes, rows[i].id ? cli_text(names[rows[i].id]) : "(unclassified)");
   }
   st = 0;
 out:

@@ -101,13 +101,13 @@ int _hg_plat_fork_run(struct hg_cap *c, int (*body)(struct hg_cap *)) {
     }
     if (c->opt->child_timeout_ms && _hg_now_ns() > deadline) {
       kill((pid_t)pid, SIGKILL);
-      rc = HG_ETIMEOUT;
+      rc = HG_ECHILDTIME;
       break;
     }
     struct timespec ts = {0, 2000000};
     syscall(SYS_futex, &sh->done, FUTEX_WAIT, 0, &ts, NULL, 0);
   }
-  if (pid > 0 && rc != HG_ETIMEOUT && __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE)) {
+  if (pid > 0 && rc != HG_ECHILDTIME && __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE)) {
     pending_child = pid; /* done: reap now if it is gone, else next time */
     reap_pending(0);
   } else if (pid > 0) {

@@ -340,7 +340,7 @@ int _hg_plat_heap_busy(struct hg_cap *c) {
     uint64_t next;
     if (safe_read(a, &mutex, sizeof mutex) || safe_read(a + G->off_next, &next, sizeof next))
       return 0; /* the walk will report the damage */
-    if (mutex) return 1;
+    if (mutex && !_hg_linux_arena_held(a)) return 1; /* ours: arena_lock.c */
     if (next == G->main_arena || !next) return 0;
     a = next;
   }
