@@ -34,6 +34,8 @@ struct view {
   /* Instances of class c, biggest retained first (then by address):
    * inst[inst_start[c] .. inst_start[c+1]). */
   uint32_t *inst_start, *inst;
+  /* Every node, biggest retained first (ties: lower index first). */
+  uint32_t *order;
   double seconds[8];              /* startup steps, see view_step_names    */
 };
 

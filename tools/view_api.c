@@ -154,7 +154,9 @@ static int api_top(const struct req *r) {
     free(top), free(rows);
     return 500;
   }
-  uint32_t nt = hg_dominators_top(v->d, k, top);
+  uint32_t nt = 0; /* hg_dominators_top's answer, from the sorted order */
+  for (uint32_t i = 0; i < g->node_count && nt < k; i++)
+    if (v->d->idom[v->order[i]] != HG_NONE) top[nt++] = v->order[i];
   for (uint32_t c = 0; c < nc; c++)
     if (v->rcount[c]) rows[nrows++] = c;
   sort_key = v->cretained;
