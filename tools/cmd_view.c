@@ -13,18 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "tools/cli_util.h"
+#include "tools/cli_opts.h"
 #include "tools/view.h"
 
 extern char **environ;
-
-static const char usage[] =
-    "usage: heapgraph view SNAP [BASELINE] [--port N] [--host ADDR] [--no-open]\n"
-    "  Explore SNAP in the browser: summary, classes, dominator tree, objects,\n"
-    "  leaks, cycles and (with BASELINE) what grew since BASELINE. Prints the\n"
-    "  URL (with its access token) as the first line, opens the browser unless\n"
-    "  --no-open, and serves until interrupted. --host defaults to 127.0.0.1,\n"
-    "  --port to one the system picks.\n";
 
 /* Opens url with xdg-open when present; never fails the command. */
 static void open_browser(const char *url) {
@@ -40,29 +32,28 @@ static void open_browser(const char *url) {
 }
 
 int cmd_view(int argc, char **argv) {
-  const char *pos[2] = {NULL, NULL}, *host = "127.0.0.1";
-  int npos = 0, no_open = 0;
-  uint64_t port = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (cli_is_help(s)) {
-      fputs(usage, stdout);
-      return 0;
-    } else if (!strcmp(s, "--no-open")) no_open = 1;
-    else if (!strcmp(s, "--port") && i + 1 < argc && !cli_parse_u64(argv[i + 1], &port) && port < 65536) i++;
-    else if (!strcmp(s, "--host") && i + 1 < argc) host = argv[++i];
-    else if (s[0] != '-' && npos < 2) pos[npos++] = s;
-    else {
-      fprintf(stderr, "heapgraph view: unexpected argument '%s'\n%s", s, usage);
-      return 2;
-    }
-  }
-  if (!npos) {
-    fputs(usage, stderr);
-    return 2;
-  }
+  const char *host = "127.0.0.1";
+  int no_open = 0, nargs = 0;
+  long port = 0;
+  const struct cli_opt opts[] = {
+      CLI_OPT_NUM("--port", "N", &port, 0, 65535, "port to listen on (default: one the system picks)"),
+      CLI_OPT_STR("--host", "ADDR", &host, "IP address to listen on (default 127.0.0.1)"),
+      CLI_OPT_FLAG("--no-open", &no_open, "do not open the browser"),
+      CLI_END};
+  const struct cli_cmd cmd = {
+      "view", "SNAP [BASELINE]", 1, 2, opts,
+      "  Explore SNAP in the browser: summary, classes, dominator tree, objects,\n"
+      "  leaks, cycles and (with BASELINE, an earlier snapshot) what grew. Prints\n"
+      "  the URL (with its access token) as the first line, opens the browser\n"
+      "  unless --no-open, and serves until interrupted. docs/viewer.md.\n",
+      0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
+  if (st >= 0) return st;
+  const char *pos[2] = {argv[1], nargs > 1 ? argv[2] : NULL};
   /* SNAP [BASELINE]: the first is what is viewed, the second what it is compared to. */
   struct view v;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   if (view_open(&v, pos[0], pos[1])) {
     view_close(&v);
     return 1;
@@ -81,8 +72,8 @@ int cmd_view(int argc, char **argv) {
   }
   printf("%s\n", url);
   fflush(stdout);
-  double total = 0;
-  for (int i = 0; i < 8; i++) total += v.seconds[i];
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double total = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
   fprintf(stderr, "heapgraph view: %u nodes, %u edges ready in %.2f s; serving until interrupted (Ctrl-C)\n",
           v.g->node_count, v.g->edge_count, total);
   if (!no_open) open_browser(url);
