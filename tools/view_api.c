@@ -40,6 +40,16 @@ static void node_retained(const struct req *r, uint32_t v) {
 
 static void str(const struct req *r, const char *s) { cli_json_str(r->f, s); }
 
+/* Rows off..off+k of items[0..total) as nodes with their retained size,
+ * then the closing "]}" of the answer. */
+static void node_page(const struct req *r, const uint32_t *items, uint32_t total, uint32_t off, uint32_t k) {
+  for (uint32_t i = off; i < total && i - off < k; i++) {
+    fputs(i == off ? "\n" : ",\n", r->f);
+    node_retained(r, items[i]);
+  }
+  fputs("]}", r->f);
+}
+
 /* ---- answers shaped like the CLI's --json ---- */
 
 static int api_info(const struct req *r) {
@@ -258,11 +268,7 @@ static int api_dominators(const struct req *r) {
   }
   uint32_t b = v->kid_start[x], nk = v->kid_start[x + 1] - b;
   fprintf(r->f, "],\"dominated_count\":%" PRIu32 ",\"dominated\":[", nk);
-  for (uint32_t i = off; i < nk && i - off < k; i++) {
-    fputs(i == off ? "\n" : ",\n", r->f);
-    node_retained(r, v->kids[b + i]);
-  }
-  fputs("]}", r->f);
+  node_page(r, v->kids + b, nk, off, k);
   return 200;
 }
 
@@ -488,11 +494,7 @@ static int api_instances(const struct req *r) {
   fprintf(r->f, "{\"id\":%" PRIu64 ",\"class\":", c);
   str(r, c ? v->names[c] : NULL);
   fprintf(r->f, ",\"total\":%" PRIu32 ",\"rows\":[", total);
-  for (uint32_t i = off; i < total && i - off < k; i++) {
-    fputs(i == off ? "\n" : ",\n", r->f);
-    node_retained(r, v->inst[b + i]);
-  }
-  fputs("]}", r->f);
+  node_page(r, v->inst + b, total, off, k);
   return 200;
 }
 
