@@ -16,7 +16,7 @@ function h(tag, attrs, ...kids) {
     else if (k === 'style') e.style.cssText = v;
     else e.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const k of kids.flat()) if (k !== undefined && k !== null && k !== false) e.append(k instanceof Node ? k : String(k));
+  for (const k of kids.flat(Infinity)) if (k !== undefined && k !== null && k !== false) e.append(k instanceof Node ? k : String(k));
   return e;
 }
 
@@ -37,6 +37,7 @@ function signed(n, fmt) {
   e.classList.add(n > 0 ? 'pos' : n < 0 ? 'neg' : 'zero');
   return e;
 }
+const pl = (n, word) => (Number(n) === 1 ? word : word + 's');
 const pct = (a, b) => (b ? (100 * a / b).toFixed(1) : '0.0') + '%';
 function duration(ns) {
   ns = Number(ns);
@@ -179,10 +180,10 @@ async function vSummary(box) {
   box.append(h('div', {class: 'cards'},
     card('Heap blocks', count(s.nodes_total), bytes(s.bytes_total)),
     card('Reachable', bytes(s.reachable_bytes), [count(s.reachable_count), ' blocks · ', pct(s.reachable_bytes, s.bytes_total)]),
-    card('Leaked', bytes(s.leaked_bytes), [count(s.leaked_count), ' blocks in ', count(s.root_leaks), ' root leaks'], s.leaked_count ? 'warn' : ''),
-    card('Classes', count(s.class_count), [count(s.cycle_count), ' reference cycles']),
-    card('References', count(s.edges_total), [count(info.counts.roots), ' roots']),
-    card('Regions', count(info.counts.regions), [count(info.counts.images), ' images · ', count(info.counts.threads), ' threads'])));
+    card('Leaked', bytes(s.leaked_bytes), [count(s.leaked_count), pl(s.leaked_count, ' block'), ' in ', count(s.root_leaks), pl(s.root_leaks, ' root leak')], s.leaked_count ? 'warn' : ''),
+    card('Classes', count(s.class_count), [count(s.cycle_count), pl(s.cycle_count, ' reference cycle')]),
+    card('References', count(s.edges_total), [count(info.counts.roots), pl(info.counts.roots, ' root')]),
+    card('Regions', count(info.counts.regions), [count(info.counts.images), pl(info.counts.images, ' image'), ' · ', count(info.counts.threads), pl(info.counts.threads, ' thread')])));
 
   const treeBox = h('div', {class: 'treemap', id: 'treemap'});
   const groups = regions.filter((g) => !g.total);
@@ -190,7 +191,7 @@ async function vSummary(box) {
   const legend = h('div', {class: 'legend'});
   const byKind = {};
   for (const g of groups) { const k = regionKind(g.name); (byKind[k] = byKind[k] || {kind: k, virtual: 0, resident: 0, dirty: 0, count: 0}); byKind[k].virtual += g.virtual; byKind[k].resident += g.resident; byKind[k].dirty += g.dirty; byKind[k].count += g.count; }
-  for (const k of KIND_ORDER) if (byKind[k]) legend.append(h('span', {'data-kind': k}, h('i', {class: 'k-' + k}), k + ' ', bytes(byKind[k].virtual), h('span', {class: 'muted'}, ' · ' + byKind[k].count + ' regions')));
+  for (const k of KIND_ORDER) if (byKind[k]) legend.append(h('span', {'data-kind': k}, h('i', {class: 'k-' + k}), k + ' ', bytes(byKind[k].virtual), h('span', {class: 'muted'}, ' · ' + byKind[k].count + pl(byKind[k].count, ' region'))));
   box.append(legend);
   afterAttach.push(() => drawTreemap(treeBox, groups));
 
@@ -392,7 +393,7 @@ async function vObject(box, r) {
 async function vLeaks(box, r) {
   const offset = Number(r.q.get('offset') || 0), n = 50;
   const d = await api('leaks', {offset, n});
-  box.append(h('h1', {}, 'Leaks'), h('p', {class: 'sub'}, d.leaked_count ? [count(d.leaked_count), ' blocks (', bytes(d.leaked_bytes), ') no root reaches, folded into ', count(d.root_leaks), ' root leaks: a block or cycle nothing else leaked points to, with everything it holds. Click a row for its group.'] : 'No leaks: every block is reachable from a root.'));
+  box.append(h('h1', {}, 'Leaks'), h('p', {class: 'sub'}, d.leaked_count ? [count(d.leaked_count), pl(d.leaked_count, ' block'), ' (', bytes(d.leaked_bytes), ') no root reaches, folded into ', count(d.root_leaks), pl(d.root_leaks, ' root leak'), ': a block or cycle nothing else leaked points to, with everything it holds. Click a row for its group.'] : 'No leaks: every block is reachable from a root.'));
   if (!d.exact) box.append(h('p', {class: 'muted'}, 'Some root leaks share so much that exact sizes were too costly; those show what they alone hold.'));
   const tb = h('tbody'), rows = [];
   for (const x of d.leaks) {
@@ -425,12 +426,12 @@ async function vLeaks(box, r) {
 async function vCycles(box, r) {
   const offset = Number(r.q.get('offset') || 0), n = 20;
   const d = await api('cycles', {offset, n});
-  box.append(h('h1', {}, 'Reference cycles'), h('p', {class: 'sub'}, count(d.cycle_count), ' groups of blocks that keep each other alive through strong, conservative or interior references (weak ones break cycles), biggest first.'));
+  box.append(h('h1', {}, 'Reference cycles'), h('p', {class: 'sub'}, count(d.cycle_count), pl(d.cycle_count, ' group'), ' of blocks that keep each other alive through strong, conservative or interior references (weak ones break cycles), biggest first.'));
   const rows = [];
   d.cycles.forEach((c) => {
     const byIndex = new Map(c.members.map((m) => [m.index, m]));
     const el = h('div', {class: 'cyc', 'data-count': c.count},
-      h('div', {}, h('b', {}, count(c.count), ' blocks · ', bytes(c.bytes)), c.leaked ? h('span', {class: 'badge warn'}, 'leaked') : h('span', {class: 'badge'}, 'reachable')),
+      h('div', {}, h('b', {}, count(c.count), pl(c.count, ' block'), ' · ', bytes(c.bytes)), c.leaked ? h('span', {class: 'badge warn'}, 'leaked') : h('span', {class: 'badge'}, 'reachable')),
       ...c.members.map((m) => h('div', {class: 'step'}, nodeRef(m))),
       c.count > c.members.length ? h('div', {class: 'muted'}, '… ' + (c.count - c.members.length) + ' more') : '',
       h('div', {class: 'refs'}, c.references.map((e, i) => [i ? ' · ' : '', label((byIndex.get(e.from) || {}).class), '.', h('b', {}, e.field), ' → ', label((byIndex.get(e.to) || {}).class), ' [' + e.kind + ']'])));
@@ -450,7 +451,7 @@ async function vDiff(box, r) {
   }
   const offset = Number(r.q.get('offset') || 0), n = 100;
   const d = await api('diff', {offset, n});
-  box.append(h('h1', {}, 'Diff'), h('p', {class: 'sub'}, 'Since ', h('span', {class: 'addr'}, summary.baseline), ': ', signed(d.new_count - d.old_count, count), ' blocks, ', signed(d.new_bytes - d.old_bytes, bytes), ' (', bytes(d.old_bytes), ' → ', bytes(d.new_bytes), '). Biggest growth first; click a class for its instances now.'));
+  box.append(h('h1', {}, 'Diff'), h('p', {class: 'sub'}, 'Since ', h('span', {class: 'addr'}, summary.baseline), ': ', signed(d.new_count - d.old_count, count), pl(Math.abs(d.new_count - d.old_count), ' block'), ', ', signed(d.new_bytes - d.old_bytes, bytes), ' (', bytes(d.old_bytes), ' → ', bytes(d.new_bytes), '). Biggest growth first; click a class for its instances now.'));
   const tb = h('tbody'), rows = [];
   for (const c of d.classes) {
     const open = () => openClassByName(c.class);

@@ -147,6 +147,8 @@ async function visit(page, v, hash) {
   await page.goto(v.url + hash);
   await page.waitForFunction((h) => document.getElementById('main').getAttribute('data-ready') === h, hash);
   await page.waitForTimeout(60);
+  const text = await page.textContent('main');
+  check(hash + ': no [object …], undefined, NaN or error shown', !/\[object |undefined|NaN/.test(text) && !(await page.$('main .err')), text.slice(0, 300));
 }
 async function navigated(page, hash) {
   await page.waitForFunction((h) => document.getElementById('main').getAttribute('data-ready') === h, hash, {timeout: 5000});
