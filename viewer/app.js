@@ -187,13 +187,22 @@ async function vSummary(box) {
 
   const treeBox = h('div', {class: 'treemap', id: 'treemap'});
   const groups = regions.filter((g) => !g.total);
-  box.append(h('h2', {}, 'Memory regions by kind ', h('span', {class: 'muted'}, '— area is virtual size; hover for resident and dirty')), treeBox);
+  let metric = groups.some((g) => g.resident > 0) ? 'resident' : 'virtual'; // what filled memory
+  const seg = h('span', {class: 'seg'});
+  for (const m of ['virtual', 'resident', 'dirty'])
+    seg.append(h('button', {'data-metric': m, class: m === metric ? 'on' : '', on: {click: (e) => {
+      metric = m;
+      for (const b of seg.children) b.classList.toggle('on', b === e.currentTarget);
+      treeBox.replaceChildren();
+      drawTreemap(treeBox, groups, metric);
+    }}}, m));
+  box.append(h('h2', {class: 'withtools'}, h('span', {}, 'Memory regions by kind ', h('span', {class: 'muted'}, '— area is the chosen size; hover a region for all three')), seg), treeBox);
   const legend = h('div', {class: 'legend'});
   const byKind = {};
   for (const g of groups) { const k = regionKind(g.name); (byKind[k] = byKind[k] || {kind: k, virtual: 0, resident: 0, dirty: 0, count: 0}); byKind[k].virtual += g.virtual; byKind[k].resident += g.resident; byKind[k].dirty += g.dirty; byKind[k].count += g.count; }
-  for (const k of KIND_ORDER) if (byKind[k]) legend.append(h('span', {'data-kind': k}, h('i', {class: 'k-' + k}), k + ' ', bytes(byKind[k].virtual), h('span', {class: 'muted'}, ' · ' + byKind[k].count + pl(byKind[k].count, ' region'))));
+  for (const k of KIND_ORDER) if (byKind[k]) legend.append(h('span', {'data-kind': k}, h('i', {class: 'k-' + k}), h('b', {}, k), ' ', bytes(byKind[k].virtual), ' virtual, ', bytes(byKind[k].resident), ' resident', h('span', {class: 'muted'}, ' · ' + byKind[k].count + pl(byKind[k].count, ' region'))));
   box.append(legend);
-  afterAttach.push(() => drawTreemap(treeBox, groups));
+  afterAttach.push(() => drawTreemap(treeBox, groups, metric));
 
   const meta = h('dl', {class: 'kv'});
   const row = (k, v) => { if (v !== null && v !== undefined && v !== '') meta.append(h('dt', {}, k), h('dd', {}, v)); };
@@ -210,14 +219,15 @@ async function vSummary(box) {
   t.append(tb);
   box.append(h('h2', {}, 'Regions, most dirty first', regions.length > 41 ? h('span', {class: 'muted'}, ' (40 of ' + (regions.length - 1) + ')') : ''), t);
 }
-function drawTreemap(el, groups) {
+function drawTreemap(el, groups, metric) {
   const W = el.clientWidth, H = el.clientHeight;
-  const items = groups.filter((g) => g.virtual > 0).sort((a, b) => b.virtual - a.virtual).slice(0, 60).map((g) => ({value: g.virtual, g}));
+  const items = groups.filter((g) => g[metric] > 0).sort((a, b) => b[metric] - a[metric]).slice(0, 60).map((g) => ({value: g[metric], g}));
+  if (!items.length) el.append(h('p', {class: 'muted', style: 'padding:12px 16px'}, 'No ' + metric + ' bytes recorded for these regions.'));
   for (const r of squarify(items, 0, 0, W, H)) {
     const k = regionKind(r.g.name);
     const tip = r.g.name + '\nvirtual ' + r.g.virtual.toLocaleString('en-US') + ' B\nresident ' + r.g.resident.toLocaleString('en-US') + ' B\ndirty ' + r.g.dirty.toLocaleString('en-US') + ' B\n' + r.g.count + ' regions';
     const cell = h('div', {class: 'tm k-' + k, title: tip, style: `left:${r.x}px;top:${r.y}px;width:${r.w}px;height:${r.h}px`});
-    if (r.w > 60 && r.h > 30) cell.append(h('b', {}, r.g.name.split('/').pop() || r.g.name), bytes(r.g.virtual));
+    if (r.w > 60 && r.h > 30) cell.append(h('b', {}, r.g.name.split('/').pop() || r.g.name), bytes(r.g[metric]));
     el.append(cell);
   }
 }
@@ -376,6 +386,7 @@ async function vObject(box, r) {
 
   const refs = (list, total, title, id) => {
     const tb = h('tbody');
+    if (!list.length) tb.append(h('tr', {}, h('td', {colspan: 4, class: 'muted'}, 'none')));
     for (const e of list) tb.append(h('tr', {}, h('td', {}, nodeRef(e)), h('td', {}, e.field ? h('b', {}, e.field) : h('span', {class: 'muted'}, '—')), h('td', {class: 'n addr'}, '+0x' + e.offset.toString(16)), h('td', {}, e.kind)));
     return h('div', {}, h('h2', {}, title + ' ', h('span', {class: 'muted'}, '(', count(total), total > list.length ? ', first ' + list.length : '', ')')),
       h('table', {id}, h('thead', {}, h('tr', {}, h('th', {}, 'Block'), h('th', {}, 'Field'), h('th', {class: 'n'}, 'Offset'), h('th', {}, 'Kind'))), tb));
@@ -408,7 +419,7 @@ async function vLeaks(box, r) {
       const cell = detail.firstChild;
       cell.replaceChildren(h('div', {class: 'muted'}, 'Group: ', count(g.count), ' block' + (g.count === 1 ? '' : 's') + ', ', bytes(g.bytes)),
         ...g.members.map((m) => h('div', {class: 'step'}, nodeRef(m))),
-        g.references.length ? h('div', {class: 'refs'}, 'references: ', g.references.map((e, i) => [i ? ', ' : '', '#' + e.from + ' .' + e.field + ' → #' + e.to])) : '');
+        g.references.length ? h('div', {class: 'refs'}, 'references: ', refText(g)) : '');
       detail.hidden = false;
     }
     tr.toggle = (open) => (open === detail.hidden) && toggle();
@@ -423,18 +434,23 @@ async function vLeaks(box, r) {
 }
 
 // ---- Cycles
+// "Class.field → Class [kind]" for the references inside a cycle or leak group.
+function refText(c) {
+  const byIndex = new Map(c.members.map((m) => [m.index, m]));
+  const end = (i) => { const m = byIndex.get(i); return m ? label(m.class) : '#' + i; };
+  return c.references.map((e, i) => [i ? ' · ' : '', end(e.from), '.', h('b', {}, e.field), ' → ', end(e.to), ' [' + e.kind + ']']);
+}
 async function vCycles(box, r) {
   const offset = Number(r.q.get('offset') || 0), n = 20;
   const d = await api('cycles', {offset, n});
   box.append(h('h1', {}, 'Reference cycles'), h('p', {class: 'sub'}, count(d.cycle_count), pl(d.cycle_count, ' group'), ' of blocks that keep each other alive through strong, conservative or interior references (weak ones break cycles), biggest first.'));
   const rows = [];
   d.cycles.forEach((c) => {
-    const byIndex = new Map(c.members.map((m) => [m.index, m]));
     const el = h('div', {class: 'cyc', 'data-count': c.count},
       h('div', {}, h('b', {}, count(c.count), pl(c.count, ' block'), ' · ', bytes(c.bytes)), c.leaked ? h('span', {class: 'badge warn'}, 'leaked') : h('span', {class: 'badge'}, 'reachable')),
       ...c.members.map((m) => h('div', {class: 'step'}, nodeRef(m))),
       c.count > c.members.length ? h('div', {class: 'muted'}, '… ' + (c.count - c.members.length) + ' more') : '',
-      h('div', {class: 'refs'}, c.references.map((e, i) => [i ? ' · ' : '', label((byIndex.get(e.from) || {}).class), '.', h('b', {}, e.field), ' → ', label((byIndex.get(e.to) || {}).class), ' [' + e.kind + ']'])));
+      h('div', {class: 'refs'}, refText(c)));
     rows.push(el); box.append(el);
   });
   const move = (o) => go('cycles', '', {offset: o});

@@ -307,7 +307,14 @@ async function hostile(page, v, s) {
 
 async function demo(page, v, s) {
   await visit(page, v, '#/summary');
+  const regions = cliLines('regions', s).filter((r) => !r.total);
+  const cells = await page.$$eval('#treemap .tm', (c) => c.length);
+  check('demo summary: treemap of the regions', cells > 3 && cells <= Math.min(60, regions.length), [cells, regions.length]);
   await shot(page, 'demo-summary');
+  await page.click('button[data-metric=resident]');
+  const titles = await page.$$eval('#treemap .tm', (c) => c.map((e) => e.getAttribute('title').split('\n')[0]));
+  const byRes = regions.filter((r) => r.resident > 0).sort((a, b) => b.resident - a.resident).slice(0, 60).map((r) => r.name);
+  check('demo summary: treemap by resident size', eq(titles, byRes), [titles, byRes]);
   const ref = {cls: cliJson('classes', s), topAll: cliJson('top', s, '-n', '100000'), top: cliJson('top', s, '-n', '5')};
   await visit(page, v, '#/classes');
   const rows = await page.$$eval('#classes tbody tr', (trs) => trs.map((tr) => ({cls: tr.getAttribute('data-class'), count: Number(tr.querySelector('[data-f=count] [data-v]').getAttribute('data-v')), retained: Number(tr.querySelector('[data-f=retained] [data-v]').getAttribute('data-v'))})));
