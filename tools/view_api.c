@@ -523,8 +523,9 @@ static int api_children(const struct req *r) {
 }
 
 /* Icicle: the dominator subtree of ?node= (absent: the roots) to ?depth=
- * levels, the ?n= biggest children per node; "other" = the rest's bytes. */
-static void icicle(const struct req *r, uint32_t x, unsigned depth, uint32_t k) {
+ * levels, the ?n= biggest children per node, none under 0.1 % of the whole
+ * drawn (so at most 1,000 blocks a level); "other" = the rest's bytes. */
+static void icicle(const struct req *r, uint32_t x, unsigned depth, uint32_t k, uint64_t whole) {
   const struct view *v = r->v;
   uint32_t b = v->kid_start[x], total = v->kid_start[x + 1] - b;
   uint64_t shown = 0;
@@ -537,9 +538,9 @@ static void icicle(const struct req *r, uint32_t x, unsigned depth, uint32_t k) 
   fputs(",\"children\":[", r->f);
   for (uint32_t i = 0; depth && i < total && i < k; i++) {
     uint32_t u = v->kids[b + i];
-    if (v->d->retained[u] * 200 < (x < v->g->node_count ? v->d->retained[x] : v->d->reachable_bytes)) break;
+    if (!v->d->retained[u] || v->d->retained[u] < whole / 1000) break; /* <= 1,000 blocks a level */
     fputs(i ? "," : "", r->f);
-    icicle(r, u, depth - 1, k);
+    icicle(r, u, depth - 1, k, whole);
     shown += v->d->retained[u];
   }
   uint64_t all = x < v->g->node_count ? v->d->retained[x] - v->g->node_size[x] : v->d->reachable_bytes;
@@ -553,7 +554,8 @@ static int api_icicle(const struct req *r) {
     if (n < 0) return 404;
     x = (uint32_t)n;
   }
-  icicle(r, x, (unsigned)num(r, "depth", 4, 8), (uint32_t)num(r, "n", 12, 50));
+  icicle(r, x, (unsigned)num(r, "depth", 4, 8), (uint32_t)num(r, "n", 12, 50),
+         x < r->v->g->node_count ? r->v->d->retained[x] : r->v->d->reachable_bytes);
   return 200;
 }
 
