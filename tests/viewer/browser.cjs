@@ -55,7 +55,17 @@ function startViewer(args) {
     p.on('exit', (code) => { if (!p.url) reject(new Error('viewer exited ' + code + ': ' + p.err)); });
   });
 }
-function stopAll() { for (const p of servers) if (p.exitCode === null) p.kill('SIGTERM'); }
+// SIGTERM ends a viewer cleanly: exit 0, nothing from ASan/LSan on stderr.
+async function stopAll(checked) {
+  for (const p of servers) {
+    if (p.exitCode === null && p.signalCode === null) {
+      const done = new Promise((res) => p.once('exit', res));
+      p.kill('SIGTERM');
+      await done;
+    }
+    if (checked) check('viewer exits 0 on SIGTERM', p.exitCode === 0 && !/Sanitizer/.test(p.err || ''), [p.exitCode, (p.err || '').slice(-800)]);
+  }
+}
 
 // Raw request: full control over the request line and the Host header.
 function raw(port, line, headers) {
@@ -363,7 +373,7 @@ async function demo(page, v, s) {
   } finally {
     if (browser) await browser.close();
     if (profile) fs.rmSync(profile, {recursive: true, force: true});
-    stopAll();
+    await stopAll(true);
   }
   console.log(`viewer: ${passed} passed, ${failed} failed`);
   process.exit(failed ? 1 : 0);
