@@ -35,9 +35,9 @@ function cliJson(...args) {
 }
 
 const servers = [];
-function startViewer(args) {
+function startViewer(args, env) {
   return new Promise((resolve, reject) => {
-    const p = spawn(cli, ['view', ...args, '--no-open'], {stdio: ['ignore', 'pipe', 'pipe']});
+    const p = spawn(cli, ['view', ...args, ...(env ? [] : ['--no-open'])], {stdio: ['ignore', 'pipe', 'pipe'], env: env || process.env});
     servers.push(p);
     let buf = '';
     p.stdout.on('data', (d) => {
@@ -359,6 +359,17 @@ async function demo(page, v, s) {
     check('URL is the first line of stdout', /^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{32}$/.test(fx.url), fx.url);
     await security(fx);
     const ref = await apiMatchesCli(fx, snap('app2.hgsnap'), snap('app.hgsnap'));
+    // without --no-open: xdg-open gets the URL; without xdg-open the viewer still serves
+    const bin = fs.mkdtempSync(path.join(require('os').tmpdir(), 'hg-viewer-bin-')), opened = path.join(bin, 'opened');
+    fs.writeFileSync(path.join(bin, 'xdg-open'), '#!/bin/sh\nprintf %s "$1" > "' + opened + '"\n', {mode: 0o755});
+    const op = await startViewer([snap('app.hgsnap')], {...process.env, PATH: bin + ':' + process.env.PATH});
+    for (let i = 0; i < 100 && !fs.existsSync(opened); i++) await new Promise((r) => setTimeout(r, 50));
+    check('xdg-open gets the URL', fs.existsSync(opened) && fs.readFileSync(opened, 'utf8') === op.url);
+    const np = await startViewer([snap('app.hgsnap')], {...process.env, PATH: path.join(bin, 'none')});
+    check('no xdg-open: still serves', (await get(np, '/api/summary')).status === 200);
+    await new Promise((r) => setTimeout(r, 100));
+    check('no xdg-open: says so on stderr', /no xdg-open/.test(np.err || ''), np.err);
+    fs.rmSync(bin, {recursive: true, force: true});
     const dm = await startViewer([snap('demo.hgsnap')]);
     await apiMatchesCli(dm, snap('demo.hgsnap'), null);
     const hx = await startViewer([snap('hostile.hgsnap')]);
