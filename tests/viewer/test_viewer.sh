@@ -6,7 +6,10 @@
 set -u
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/../.." && pwd)
+# playwright-core@1.65.1, pinned in scripts/deps.sh (.deps/viewer; the export
+# tests pin the same version under .deps/devtools: either will do)
 pw="$here/.deps/viewer/node_modules/playwright-core"
+[ -f "$pw/package.json" ] || pw="$here/.deps/devtools/node_modules/playwright-core"
 if [ ! -f "$pw/package.json" ] || [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
   echo "viewer: playwright-core, chromium or node missing (scripts/deps.sh check)"
   echo "viewer: 0 passed, 1 failed"
