@@ -83,6 +83,9 @@ void hg_graph_drop_cache(struct hg_graph *g) {
   if (!pv) return;
   _hg_view_free(pv->view);
   pv->view = NULL;
+  free(pv->bfs_parent);
+  free(pv->bfs_dist);
+  pv->bfs_parent = pv->bfs_dist = NULL;
 }
 
 static int region_only(const struct hg_graph *g, uint32_t v) {

@@ -425,7 +425,9 @@ HG_API int hg_edge_kind_retains(uint32_t kind);
  * (its retaining edges renumbered in DFS preorder and root reachability:
  * ~4 bytes per node plus 4 per retaining edge) that later analyses reuse —
  * hg_leaks_find, hg_cycles_find and the heapsnapshot export then skip their
- * own whole-graph passes; results are identical with or without it. It is
+ * own whole-graph passes; results are identical with or without it.
+ * hg_paths_to_roots likewise keeps its BFS from the roots (8 bytes per
+ * node), so later calls on the same graph answer at once. It is
  * freed with the graph, or now by hg_graph_drop_cache() (to get the memory
  * back, or after changing the graph's arrays in place). NULL is fine. */
 HG_API void hg_graph_drop_cache(struct hg_graph *g);

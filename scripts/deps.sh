@@ -4,14 +4,15 @@
 #   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin ios bench roots all
 #                                (check also: Chrome DevTools' heap snapshot loader,
 #                                esbuild and playwright-core from npm, pinned, into
-#                                .deps/devtools, for the export tests in tests/export/)
+#                                .deps/devtools, for the export tests in tests/export/
+#                                and the viewer's browser test in tests/viewer/)
 #
 # As root it installs whatever is missing (apt-get, npm); otherwise it prints the
 # exact command to run and exits 1.  When nothing is missing it prints nothing and
 # exits 0 quickly (dpkg-query only), so Makefile targets call it every time.
 set -eu
 
-pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config"
+pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev"
 pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium"
 npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2 playwright-core@1.65.1"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
@@ -57,7 +58,6 @@ done
 here=$(cd "$(dirname "$0")/.." && pwd)
 npm_missing=""
 if [ -n "$npm_want" ] && [ ! -x "$here/.deps/zig/zig" ]; then npm_missing="$npm_want"; fi
-
 dev_dir="$here/.deps/devtools"
 dev_missing=""
 for p in $dev_want; do

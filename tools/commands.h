@@ -10,6 +10,7 @@
 
 /* X(name, one-line summary) */
 #define HG_COMMANDS(X)                                                        \
+  X(view,       "explore a snapshot in the browser (local server, token URL)") \
   X(top,        "nodes and classes by retained size (dominator tree)")      \
   X(dominators, "a node's dominator chain and what it dominates")          \
   X(leaks,      "unreachable blocks folded into root leaks (exit 1 if any)") \
