@@ -320,6 +320,7 @@ int hg_capture(const char *path, const struct hg_options *o) {
   _hg_scratch_free(&c->scratch);
   munmap(c, sizeof *c);
   st.total_ns = _hg_now_ns() - t_start;
+  st.version = HG_CAPTURE_STATS_VERSION;
   if (o->stats) *o->stats = st;
   pthread_mutex_unlock(&capture_lock);
   return rc;

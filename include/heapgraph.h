@@ -353,8 +353,12 @@ enum hg_capture_mode {
   HG_MODE_SUSPEND = 2
 };
 
-/* Figures of one capture (also written to the snapshot's capture metadata). */
+/* Figures of one capture (also written to the snapshot's capture metadata).
+ * hg_capture() fills every field, version first: fields added later come
+ * with a higher version. */
+#define HG_CAPTURE_STATS_VERSION 1u
 struct hg_capture_stats {
+  uint32_t version;         /* HG_CAPTURE_STATS_VERSION (set by hg_capture) */
   uint64_t pause_ns;        /* application threads parked                 */
   uint64_t walk_ns;         /* regions + heap walk                        */
   uint64_t scan_ns;         /* classify + node rows, edges, roots         */
@@ -553,7 +557,12 @@ typedef int (*hg_write_fn)(void *ctx, const void *data, size_t len);
  * is copied before the next call. */
 typedef const char *(*hg_name_fn)(void *ctx, const char *name, uint32_t class_kind);
 enum hg_export_format { HG_EXPORT_HEAPSNAPSHOT = 1, HG_EXPORT_DOT = 2, HG_EXPORT_JSON = 3 };
+/* Options of hg_export(). version: HG_EXPORT_OPTIONS_VERSION, or 0 (read
+ * as 1, so that `{.format = …}` initialisers keep working); a higher one
+ * than the library knows is HG_EINVAL. */
+#define HG_EXPORT_OPTIONS_VERSION 1u
 struct hg_export_options {
+  uint32_t version;       /* HG_EXPORT_OPTIONS_VERSION or 0                  */
   uint32_t format;        /* enum hg_export_format                          */
   uint32_t focus;         /* dot: centre node, or HG_NONE                   */
   uint32_t depth;         /* dot: hops around focus (0 = 2)                 */
