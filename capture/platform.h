@@ -1,6 +1,6 @@
 /*
  * platform.h — the small interface every capture backend implements
- * (capture/linux/ today, capture/darwin/ later). capture.c orders the steps;
+ * (capture/linux/, capture/darwin/). capture.c orders the steps;
  * these functions do the OS and allocator specific parts. All return 0 or a
  * negative HG_E* code and fill the vectors of struct hg_cap.
  *

@@ -15,6 +15,7 @@
  *   6. Reader            (hg_graph_*)    — validating loader into CSR arrays
  *   7. Capture           (hg_capture)    — declared by the capture engine
  *   8. Analysis          (hg_dominators_*, hg_leaks_*, hg_export …)
+ *   9. Memory-pressure watcher (hg_watch_*)
  *
  * Conventions: functions return 0 on success and a negative HG_E* code on
  * failure; hg_error_string() names a code. Pointers returned inside an
@@ -187,24 +188,52 @@ struct hg_root {
  */
 struct hg_writer;
 
+/*
+ * Contracts shared by every hg_writer_* call below: w must come from a
+ * successful hg_writer_open(). Errors are sticky: the first failure (its
+ * code, and its text in hg_writer_message) is returned again by every
+ * later call, so a caller may check only at finish. HG_EINVAL: a NULL or
+ * malformed argument, an order rule broken, or the writer already finished;
+ * HG_ELIMIT: a count or offset beyond the format's 32-bit fields; HG_EIO,
+ * HG_ENOSPC, HG_EPERM: the file system (text names the target path). None
+ * of them calls malloc.
+ */
+/* Creates the temporary file next to path and maps the writer's memory.
+ * *out is set (NULL on failure: hg_writer_close(NULL) is allowed). 0,
+ * HG_EINVAL (no path, or too long), HG_ENOMEM (the mmap), or a file error. */
 HG_API int hg_writer_open(struct hg_writer **out, const char *path);
+/* The metadata record (platform, process, trigger, capture figures). */
 HG_API int hg_writer_meta(struct hg_writer *w, const struct hg_meta *m);
+/* Records referenced by index: regions, images and threads are numbered in
+ * the order written (a root's or region's owner refers to them). */
 HG_API int hg_writer_region(struct hg_writer *w, const struct hg_region *r);
 HG_API int hg_writer_image(struct hg_writer *w, const struct hg_image *im);
 HG_API int hg_writer_thread(struct hg_writer *w, const struct hg_thread *t);
+/* Heaps, classes and strings (field names): *id is 1, 2, 3 … in the order
+ * added; the strings are copied. */
 HG_API int hg_writer_heap(struct hg_writer *w, const char *name, uint32_t *id);
 HG_API int hg_writer_class(struct hg_writer *w, const struct hg_class *c, uint32_t *id);
 HG_API int hg_writer_string(struct hg_writer *w, const char *s, uint32_t *id);
+/* Node number hg_writer_node_count() before the call: a non-empty range
+ * above the previous node's, known flags (HG_NODE_*), class/heap ids
+ * (0 = none) defined by finish. */
 HG_API int hg_writer_node(struct hg_writer *w, uint64_t addr, uint64_t size,
                           uint32_t class_id, uint32_t flags, uint32_t heap_id);
+/* An edge of node src at byte offset (below 4 GiB): sources non-decreasing,
+ * offsets increasing within a source; dst may be a node written later; a
+ * field name (field_id != 0) needs a strong, weak or unowned kind. */
 HG_API int hg_writer_edge(struct hg_writer *w, uint32_t src, uint64_t offset,
                           uint32_t dst, uint32_t kind, uint32_t field_id);
+/* A root (any order); its target and owner are checked at finish. */
 HG_API int hg_writer_root(struct hg_writer *w, const struct hg_root *r);
-/* Trailer, fsync, rename. Returns 0 or an error (then the temp is removed). */
+/* Checks every reference (classes, heaps, strings, owners, node indices),
+ * writes the trailer with the checksum, fsyncs and renames into place.
+ * Returns 0 or an error (then the temporary is removed, nothing at path). */
 HG_API int hg_writer_finish(struct hg_writer *w);
-/* Frees the writer; if finish did not succeed, removes the temporary file. */
+/* Frees the writer (NULL allowed); if finish did not succeed, removes the
+ * temporary file. */
 HG_API void hg_writer_close(struct hg_writer *w);
-/* Text of the last error ("write …: No space left on device"), never NULL. */
+/* Text of the first error ("write …: No space left on device"), never NULL. */
 HG_API const char *hg_writer_message(const struct hg_writer *w);
 /* Counts so far and bytes written (after finish: the file size). */
 HG_API uint32_t hg_writer_node_count(const struct hg_writer *w);
