@@ -21,6 +21,7 @@
 
 extern "C" {
 #include "capture/classify.h"
+#include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
 #include "heapgraph.h"
 extern const struct hg_classifier _hg_classifier_cxx;

@@ -287,7 +287,7 @@ int hg_capture(const char *path, const struct hg_options *o) {
   }
   if (!path || !*path || o->version != HG_OPTIONS_VERSION || o->mode > HG_MODE_SUSPEND)
     return HG_EINVAL;
-  if (o->mode == HG_MODE_FORK && !HG_PLAT_CAN_FORK) return HG_EUNSUPPORTED; /* before any file */
+  if (o->mode == HG_MODE_FORK && !_hg_plat_can_fork()) return HG_EUNSUPPORTED; /* before any file */
   pthread_mutex_lock(&capture_lock);
   uint64_t t_start = _hg_now_ns();
   struct hg_cap *c = mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,

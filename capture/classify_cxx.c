@@ -23,6 +23,7 @@
 
 #include "capture/classify.h"
 #include "capture/internal.h"
+#include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
 #include "cxxabi/ptrhash.h"
 

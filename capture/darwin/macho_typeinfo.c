@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "capture/darwin/darwin.h"
+#include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
 #include "machoparse/macho.h"
 

@@ -10,6 +10,7 @@
 #include <mach/mach_time.h>
 #include <stdatomic.h>
 
+#include "capture/platform.h"
 #include "capture/watch.h"
 
 struct darwin_probe {

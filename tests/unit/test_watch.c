@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/platform.h"
 #include "capture/watch.h"
 #include "hg_test.h"
 
