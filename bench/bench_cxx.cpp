@@ -20,7 +20,7 @@
 #include <vector>
 
 extern "C" {
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 #include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
 #include "heapgraph.h"

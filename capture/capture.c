@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 #include "capture/internal.h"
 #include "capture/platform.h"
 

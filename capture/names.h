@@ -12,7 +12,7 @@
 #ifndef HG_CAPTURE_NAMES_H
 #define HG_CAPTURE_NAMES_H
 
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 #include "capture/internal.h"
 
 /* Forgets every memo and namer (start of a scan). */

@@ -10,7 +10,7 @@
 #ifndef HG_CAPTURE_SCAN_H
 #define HG_CAPTURE_SCAN_H
 
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 #include "capture/names.h"
 #include "capture/platform.h"
 #include "capture/ptrindex.h"

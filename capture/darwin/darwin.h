@@ -6,7 +6,7 @@
 #ifndef HG_CAPTURE_DARWIN_H
 #define HG_CAPTURE_DARWIN_H
 
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 #include "capture/internal.h"
 
 /* One image segment, for linking regions to images (sorted by lo). */

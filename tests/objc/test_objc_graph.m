@@ -28,8 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/classify.h"
-#include "capture/objc.h"
+#include "capture/classify/classify.h"
+#include "capture/classify/objc.h"
 #include "heapgraph.h"
 #include "hg_test.h"
 

@@ -4,7 +4,7 @@
  * arm64e and x86_64 (class mask, magic check, raw pointers), tagged
  * pointers, and the Swift class-name test.
  */
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 #include "hg_test.h"
 
 static void test_plain(void) {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 #include "hg_test.h"
 
 static void test_layout_basic(void) {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 #include "hg_test.h"
 
 enum { ROOT = 0x1000, A = 0x2000, A_META = 0x2800, B = 0x3000 };

@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 #include "capture/ptrindex.h"
 #include "heapgraph.h"
 #include "hg_test.h"

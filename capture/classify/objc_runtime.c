@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 
 typedef void *objc_cls;  /* Class */
 typedef void *objc_ivar; /* Ivar  */

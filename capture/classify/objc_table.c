@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 #include "cxxabi/ptrhash.h"
 
 /* ---- set-up ---- */

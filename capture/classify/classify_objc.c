@@ -23,8 +23,8 @@
  */
 #include <string.h>
 
-#include "capture/classify.h"
-#include "capture/objc.h"
+#include "capture/classify/classify.h"
+#include "capture/classify/objc.h"
 #include "cxxabi/ptrhash.h"
 
 #define IDC_SIZE 256 /* direct-mapped caches: objects of a few classes mix */

@@ -21,7 +21,7 @@
  */
 #include <string.h>
 
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 #include "capture/internal.h"
 #include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
