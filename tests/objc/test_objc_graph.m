@@ -16,7 +16,7 @@
  *           unclassified.
  *
  * The oracle for ivars is the runtime itself (class_copyIvarList), parsed
- * here independently of capture/objc_layout.c.
+ * here independently of capture/classify/objc_layout.c.
  */
 #include <objc/Object.h>
 #include <objc/runtime.h>

@@ -1,5 +1,5 @@
 /*
- * test_objc_isa.c — isa decoding of capture/objc_isa.c on synthetic isa
+ * test_objc_isa.c — isa decoding of capture/classify/objc_isa.c on synthetic isa
  * words: the GNU runtime's plain isa, Apple's non-pointer isa on arm64,
  * arm64e and x86_64 (class mask, magic check, raw pointers), tagged
  * pointers, and the Swift class-name test.

@@ -1,5 +1,5 @@
 /*
- * test_objc_table.c — the class table of capture/objc_table.c on synthetic
+ * test_objc_table.c — the class table of capture/classify/objc_table.c on synthetic
  * classes: O(1) class-pointer and class-id lookups (open addressing, many
  * classes), instance-size and metaclass checks on blocks, inherited and
  * array ivars, sorting, bounds (overflow counted, never written past).
