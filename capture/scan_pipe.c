@@ -81,7 +81,7 @@ static int backoff(uint32_t spin) {
 
 /* Makes the edges written so far (and node progress) visible, then wakes
  * the capturing thread if it sleeps. */
-static void publish(struct hg_pipe *p, uint32_t done, int force) {
+static inline void publish(struct hg_pipe *p, uint32_t done, int force) {
   _hg_atomic_store_release(&p->head, p->whead);
   _hg_atomic_store_release(&p->done_nodes, done);
   _hg_atomic_store(&p->seq, p->seq + 1);
@@ -174,7 +174,7 @@ HG_NO_ASAN static void resolver(void *arg) {
 
 /* Makes consumed ring space (edges below tail) and read token slots (nodes
  * below ntail) visible to the helper. */
-static void consumed(struct hg_pipe *p, uint32_t tail, uint32_t ntail) {
+static inline void consumed(struct hg_pipe *p, uint32_t tail, uint32_t ntail) {
   _hg_atomic_store(&p->tail, tail);
   _hg_atomic_store(&p->ntail, ntail);
   _hg_atomic_store(&p->mseq, p->mseq + 1);
@@ -206,8 +206,11 @@ static void wait_work(struct hg_pipe *p, uint32_t tail, uint32_t i, uint32_t tot
  * an edge of node >= i or done > i has been seen; 0 without classifiers),
  * written to the snapshot; *nm: how its edges are named (NULL: not; nm
  * NULL for a node without edges: no naming either). */
-static int write_node(struct hg_cap *c, const struct hg_pipe *p, const struct hg_segment *s,
-                      uint32_t i, uint64_t a, uint64_t z, struct hg_namer **nm) {
+static inline __attribute__((always_inline)) int write_node(struct hg_cap *c,
+                                                           const struct hg_pipe *p,
+                                                           const struct hg_segment *s, uint32_t i,
+                                                           uint64_t a, uint64_t z,
+                                                           struct hg_namer **nm) {
   uint32_t cls = 0, which = 0, token = 0;
   if (p->toks) {
     struct hg_tok t = p->toks[i % TOKS];
