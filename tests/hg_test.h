@@ -17,6 +17,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* HG_TEST_ASAN: 1 in an AddressSanitizer build (where, among others, the
+ * capture starts no helper thread: capture/linux/helper.c), else 0. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HG_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HG_TEST_ASAN 1
+#endif
+#endif
+#ifndef HG_TEST_ASAN
+#define HG_TEST_ASAN 0
+#endif
+
 static int hg_test_passed, hg_test_failed, hg_test_skipped, hg_test_cur_failed, hg_test_cur_skipped;
 
 #define CHECK(cond)                                                            \

@@ -12,16 +12,7 @@
 
 #include "test_format_util.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define FMT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FMT_ASAN 1
-#endif
-#endif
-#ifndef FMT_ASAN
-#define FMT_ASAN 0
-#endif
+#define FMT_ASAN HG_TEST_ASAN
 
 #define ANY_OFFSET UINT64_MAX
 

@@ -19,16 +19,7 @@
 #include "heapgraph.h"
 #include "hg_test.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HELPER_POSSIBLE 0 /* capture/linux/helper.c: no helper under ASan */
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HELPER_POSSIBLE 0
-#endif
-#endif
-#ifndef HELPER_POSSIBLE
-#define HELPER_POSSIBLE 1
-#endif
+#define HELPER_POSSIBLE (!HG_TEST_ASAN) /* capture/linux/helper.c: no helper under ASan */
 
 #define ARENA (1u << 20)
 #define NBLOCKS 3000
