@@ -78,7 +78,6 @@ static int scan_other(struct hg_cap *c, uint64_t lo, uint64_t hi) {
  * for valgrind; allocator segments inside such a region are skipped, and
  * so are root ranges (scan_other). */
 static int scan_anon(struct hg_cap *c) {
-  const char *names = (const char *)c->strings.base;
   const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
   size_t nseg = _hg_vec_len(&c->segments), k = 0;
   for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
@@ -86,7 +85,7 @@ static int scan_anon(struct hg_cap *c) {
     if (r->kind != HG_RK_OTHER || r->rss == 0 || _hg_region_reservation(r) ||
         (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) != (HG_PROT_READ | HG_PROT_WRITE))
       continue;
-    if (r->name && strncmp(names + r->name, "[anon:", 6) != 0) continue;
+    if (!(r->flags & HG_RF_ANON)) continue;
     uint64_t a = r->start, run_end;
     while (k < nseg && segs[k].end <= a) k++;
     while (a < r->end && _hg_next_resident(&a, r->end, &run_end)) { /* resident runs only */

@@ -29,6 +29,17 @@ int acli_node(const struct hg_graph *g, const char *cmd, const char *arg, uint32
       *out = (uint32_t)v;
       return 0;
     }
+  } else if (arg[0] == '@') { /* a DevTools @id (hg_export_node_ids) */
+    uint32_t *ids = malloc(((size_t)g->node_count + 1) * sizeof *ids);
+    int64_t n = -1;
+    if (ids && cli_parse_u64(arg + 1, &v) == 0 && !hg_export_node_ids(g, ids, NULL))
+      for (uint32_t i = 0; i < g->node_count && n < 0; i++)
+        if (ids[i] == v) n = i;
+    free(ids);
+    if (n >= 0) {
+      *out = (uint32_t)n;
+      return 0;
+    }
   } else if (cli_parse_u64(arg, &v) == 0) {
     int64_t n = hg_graph_find(g, v);
     if (n >= 0) {
@@ -36,7 +47,8 @@ int acli_node(const struct hg_graph *g, const char *cmd, const char *arg, uint32
       return 0;
     }
   } else {
-    fprintf(stderr, "heapgraph %s: '%s' is not an address (0x…) or #index\n", cmd, arg);
+    fprintf(stderr, "heapgraph %s: '%s' is not an address (0x…), #index or DevTools @id\n", cmd,
+            arg);
     return -1;
   }
   fprintf(stderr, "heapgraph %s: no node at %s\n", cmd, arg);

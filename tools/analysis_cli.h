@@ -28,7 +28,8 @@ struct acli {
 int acli_parse(struct acli *a, const char *name, const char *args, const char *limit_help,
                const char *about, const struct cli_opt *extra, int argc, char **argv);
 
-/* Finds the node for "0xADDR"/decimal address (interior ok) or "#INDEX".
+/* Finds the node for "0xADDR"/decimal address (interior ok), "#INDEX" or a
+ * DevTools heapsnapshot id "@ID" (hg_export_node_ids).
  * Prints an error and returns -1 when there is none. */
 int acli_node(const struct hg_graph *g, const char *cmd, const char *arg, uint32_t *out);
 /* Class label of node v ("(unclassified)" / "(region)" when none). */

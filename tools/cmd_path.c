@@ -11,9 +11,10 @@
 #include "tools/cli_util.h"
 
 static const char about[] =
-    "  Shortest paths from a root to the node at ADDR (0x… or #INDEX) through\n"
-    "  strong, conservative and interior references: up to N (default 1), one\n"
-    "  per distinct retainer, shortest first. Exit 1 if no root reaches it.\n";
+    "  Shortest paths from a root to the node at ADDR (0x…, #INDEX or DevTools\n"
+    "  @ID) through strong, conservative and interior references: up to N\n"
+    "  (default 1), one per distinct retainer, shortest first. Exit 1 if no\n"
+    "  root reaches it.\n";
 
 static void root_text(const struct hg_graph *g, const struct hg_root *r) {
   printf("root %s", hg_root_kind_name(r->kind));

@@ -11,8 +11,9 @@
 #include "tools/cli_util.h"
 
 static const char about[] =
-    "  One node (ADDR: an address inside it, or #INDEX): size, class, region,\n"
-    "  roots, and up to N (default 50) incoming and outgoing references.\n";
+    "  One node (ADDR: an address inside it, #INDEX or a DevTools @ID): size,\n"
+    "  class, region, roots, and up to N (default 50) incoming and outgoing\n"
+    "  references.\n";
 
 static const struct hg_region *region_of(const struct hg_graph *g, uint64_t addr) {
   for (uint32_t i = 0; i < g->region_count; i++)
