@@ -5,8 +5,8 @@
  */
 #include "capture/classify/classify.h"
 
-extern const struct hg_classifier _hg_classifier_cxx; /* capture/classify_cxx.c */
-extern const struct hg_classifier _hg_classifier_objc; /* capture/classify_objc.c */
+extern const struct hg_classifier _hg_classifier_cxx; /* classify_cxx.c */
+extern const struct hg_classifier _hg_classifier_objc; /* classify_objc.c */
 const struct hg_classifier *const _hg_classifiers[] = {
     /* C++ (cxxabi/) and Objective-C classifiers are added here. */
     &_hg_classifier_cxx,

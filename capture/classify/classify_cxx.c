@@ -1,6 +1,6 @@
 /*
  * classify_cxx.c — the C++ classifier plugged into the capture engine
- * (capture/classify.h): a block is of class T when its first word is the
+ * (capture/classify/classify.h): a block is of class T when its first word is the
  * primary vptr of a complete object whose vtable names T's type_info.
  *
  *   prepare  (before the freeze): the platform discovers every type_info of
