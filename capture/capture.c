@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 #include "capture/in_handler.h"
 #include "capture/internal.h"
 #include "capture/platform.h"
@@ -315,7 +315,7 @@ int hg_capture(const char *path, const struct hg_options *o) {
   }
   if (!path || !*path || o->version != HG_OPTIONS_VERSION || o->mode > HG_MODE_SUSPEND)
     return HG_EINVAL;
-  if (o->mode == HG_MODE_FORK && !HG_PLAT_CAN_FORK) return HG_EUNSUPPORTED; /* before any file */
+  if (o->mode == HG_MODE_FORK && !_hg_plat_can_fork()) return HG_EUNSUPPORTED; /* before any file */
   /* not async-signal-safe: refused from a signal handler (which may have
    * interrupted malloc or this thread's own capture) */
   if (_hg_in_signal_handler()) return HG_EBUSY;
@@ -351,6 +351,7 @@ int hg_capture(const char *path, const struct hg_options *o) {
   _hg_scratch_free(&c->scratch);
   munmap(c, sizeof *c);
   st.total_ns = _hg_now_ns() - t_start;
+  st.version = HG_CAPTURE_STATS_VERSION;
   if (o->stats) *o->stats = st;
   capture_unlock();
   return rc;

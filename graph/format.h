@@ -61,7 +61,7 @@ enum hg_record_type {
 
 /* ---- LEB128 varints ---- */
 
-static inline size_t hg_put_varint(uint8_t *p, uint64_t v) {
+static inline size_t _hg_put_varint(uint8_t *p, uint64_t v) {
   size_t n = 0;
   while (v >= 0x80) {
     p[n++] = (uint8_t)(v | 0x80);
@@ -73,7 +73,7 @@ static inline size_t hg_put_varint(uint8_t *p, uint64_t v) {
 
 /* Decodes one varint from [*pp, end). Returns 0 on success, -1 when the
  * input ends inside the varint or it does not fit in 64 bits. */
-static inline int hg_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
+static inline int _hg_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
   const uint8_t *p = *pp;
   uint64_t v = 0;
   for (unsigned shift = 0; shift < 64; shift += 7) {
@@ -90,10 +90,10 @@ static inline int hg_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t
   return -1;
 }
 
-static inline uint64_t hg_zigzag(int64_t v) {
+static inline uint64_t _hg_zigzag(int64_t v) {
   return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
-static inline int64_t hg_unzigzag(uint64_t v) {
+static inline int64_t _hg_unzigzag(uint64_t v) {
   return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 

@@ -379,12 +379,12 @@ static int get_chunk(struct rd *r, const uint8_t **p, const uint8_t **end, uint6
 }
 
 /* One-byte varints (most of them) are decoded inline; the rest, and every
- * error, go through hg_get_varint. */
+ * error, go through _hg_get_varint. */
 #define VARINT(r, p, end, v, base, start, what)                                              \
   do {                                                                                       \
     if ((p) < (end) && !(*(p) & 0x80))                                                       \
       (v) = *(p)++;                                                                          \
-    else if (hg_get_varint(&(p), (end), &(v)))                                               \
+    else if (_hg_get_varint(&(p), (end), &(v)))                                               \
       return bad((r), HG_EFORMAT, (base) + (uint64_t)((p) - (start)), "%s: bad varint", what); \
   } while (0)
 
@@ -504,7 +504,7 @@ static int rec_edges(struct rd *r) {
       if (have_edge && (src < last_src || (src == last_src && off <= last_off)))
         return bad(r, HG_EFORMAT, at, "edges out of order (source %llu offset %llu)",
                    (unsigned long long)src, (unsigned long long)off);
-      int64_t dst = (int64_t)src + hg_unzigzag(zz);
+      int64_t dst = (int64_t)src + _hg_unzigzag(zz);
       if (dst < 0 || dst >= (int64_t)UINT32_MAX - 1) return bad(r, HG_EFORMAT, at, "edge target out of range");
       if (code >= HG_KINDCODE_NAMED_BASE && (field == 0 || field >= UINT32_MAX))
         return bad(r, HG_EFORMAT, at, "edge field id out of range");
@@ -558,8 +558,8 @@ static int rec_roots(struct rd *r) {
     }
     VARINT(r, p, end, zw, base, start, "root address");
     VARINT(r, p, end, zt, base, start, "root target");
-    where += (uint64_t)hg_unzigzag(zw);
-    int64_t t = (int64_t)target + hg_unzigzag(zt);
+    where += (uint64_t)_hg_unzigzag(zw);
+    int64_t t = (int64_t)target + _hg_unzigzag(zt);
     if (t < 0 || t >= (int64_t)UINT32_MAX - 1) return bad(r, HG_EFORMAT, at, "root target out of range");
     target = (uint64_t)t;
     struct hg_root *x = &g->roots[g->root_count++];

@@ -557,12 +557,12 @@ int hg_writer_node(struct hg_writer *w, uint64_t addr, uint64_t size, uint32_t c
     c->prev_b = 0;    /* current heap */
   }
   uint8_t *p = c->buf + c->len;
-  p += hg_put_varint(p, addr - c->prev_a);
-  p += hg_put_varint(p, size);
-  p += hg_put_varint(p, class_id);
+  p += _hg_put_varint(p, addr - c->prev_a);
+  p += _hg_put_varint(p, size);
+  p += _hg_put_varint(p, class_id);
   if (heap_id != c->prev_b) {
     *p++ = (uint8_t)(flags | HG_NODE_ROW_HEAP);
-    p += hg_put_varint(p, heap_id);
+    p += _hg_put_varint(p, heap_id);
     c->prev_b = heap_id;
   } else {
     *p++ = (uint8_t)flags;
@@ -610,15 +610,15 @@ static int close_group(struct hg_writer *w) {
   }
   prev = (starts_chunk || srcdelta) ? 0 : c->prev_b;
   uint8_t *p = c->buf + c->len;
-  p += hg_put_varint(p, srcdelta);
-  p += hg_put_varint(p, ((uint64_t)w->group_n << 1) | (words ? HG_GROUP_WORDS : 0));
+  p += _hg_put_varint(p, srcdelta);
+  p += _hg_put_varint(p, ((uint64_t)w->group_n << 1) | (words ? HG_GROUP_WORDS : 0));
   for (size_t i = 0; i < w->group_n; i++) {
     const struct grow *r = &w->group[i];
     uint64_t d = r->off - prev;
     prev = r->off;
-    p += hg_put_varint(p, ((words ? d / 8 : d) << HG_OFFKIND_SHIFT) | r->code);
-    if (r->field) p += hg_put_varint(p, r->field);
-    p += hg_put_varint(p, r->zz);
+    p += _hg_put_varint(p, ((words ? d / 8 : d) << HG_OFFKIND_SHIFT) | r->code);
+    if (r->field) p += _hg_put_varint(p, r->field);
+    p += _hg_put_varint(p, r->zz);
   }
   c->len = (size_t)(p - c->buf);
   c->count += w->group_n;
@@ -646,7 +646,7 @@ int hg_writer_edge(struct hg_writer *w, uint32_t src, uint64_t offset, uint32_t 
   w->group_src = src;
   struct grow *r = &w->group[w->group_n++];
   r->off = offset;
-  r->zz = hg_zigzag((int64_t)dst - (int64_t)src);
+  r->zz = _hg_zigzag((int64_t)dst - (int64_t)src);
   r->field = field_id;
   r->code = field_id ? HG_KINDCODE_NAMED_BASE + (kind - HG_EDGE_STRONG) : kind;
 
@@ -685,7 +685,7 @@ int hg_writer_root(struct hg_writer *w, const struct hg_root *r) {
   uint8_t *p = c->buf + c->len;
   if (r->owner != HG_NO_OWNER) {
     *p++ = (uint8_t)(r->kind | HG_ROOT_ROW_OWNER);
-    p += hg_put_varint(p, r->owner);
+    p += _hg_put_varint(p, r->owner);
     uint64_t *mx = r->kind == HG_ROOT_GLOBAL ? &w->max_image_owner : &w->max_thread_owner;
     int *any = r->kind == HG_ROOT_GLOBAL ? &w->any_image_owner : &w->any_thread_owner;
     if (!*any || r->owner > *mx) *mx = r->owner;
@@ -693,8 +693,8 @@ int hg_writer_root(struct hg_writer *w, const struct hg_root *r) {
   } else {
     *p++ = (uint8_t)r->kind;
   }
-  p += hg_put_varint(p, hg_zigzag((int64_t)(r->addr - c->prev_a)));
-  p += hg_put_varint(p, hg_zigzag((int64_t)r->target - (int64_t)c->prev_b));
+  p += _hg_put_varint(p, _hg_zigzag((int64_t)(r->addr - c->prev_a)));
+  p += _hg_put_varint(p, _hg_zigzag((int64_t)r->target - (int64_t)c->prev_b));
   c->prev_a = r->addr;
   c->prev_b = r->target;
   c->len = (size_t)(p - c->buf);

@@ -15,6 +15,7 @@
  *   6. Reader            (hg_graph_*)    — validating loader into CSR arrays
  *   7. Capture           (hg_capture)    — declared by the capture engine
  *   8. Analysis          (hg_dominators_*, hg_leaks_*, hg_export …)
+ *   9. Memory-pressure watcher (hg_watch_*)
  *
  * Conventions: functions return 0 on success and a negative HG_E* code on
  * failure; hg_error_string() names a code. Pointers returned inside an
@@ -192,24 +193,52 @@ struct hg_root {
  */
 struct hg_writer;
 
+/*
+ * Contracts shared by every hg_writer_* call below: w must come from a
+ * successful hg_writer_open(). Errors are sticky: the first failure (its
+ * code, and its text in hg_writer_message) is returned again by every
+ * later call, so a caller may check only at finish. HG_EINVAL: a NULL or
+ * malformed argument, an order rule broken, or the writer already finished;
+ * HG_ELIMIT: a count or offset beyond the format's 32-bit fields; HG_EIO,
+ * HG_ENOSPC, HG_EPERM: the file system (text names the target path). None
+ * of them calls malloc.
+ */
+/* Creates the temporary file next to path and maps the writer's memory.
+ * *out is set (NULL on failure: hg_writer_close(NULL) is allowed). 0,
+ * HG_EINVAL (no path, or too long), HG_ENOMEM (the mmap), or a file error. */
 HG_API int hg_writer_open(struct hg_writer **out, const char *path);
+/* The metadata record (platform, process, trigger, capture figures). */
 HG_API int hg_writer_meta(struct hg_writer *w, const struct hg_meta *m);
+/* Records referenced by index: regions, images and threads are numbered in
+ * the order written (a root's or region's owner refers to them). */
 HG_API int hg_writer_region(struct hg_writer *w, const struct hg_region *r);
 HG_API int hg_writer_image(struct hg_writer *w, const struct hg_image *im);
 HG_API int hg_writer_thread(struct hg_writer *w, const struct hg_thread *t);
+/* Heaps, classes and strings (field names): *id is 1, 2, 3 … in the order
+ * added; the strings are copied. */
 HG_API int hg_writer_heap(struct hg_writer *w, const char *name, uint32_t *id);
 HG_API int hg_writer_class(struct hg_writer *w, const struct hg_class *c, uint32_t *id);
 HG_API int hg_writer_string(struct hg_writer *w, const char *s, uint32_t *id);
+/* Node number hg_writer_node_count() before the call: a non-empty range
+ * above the previous node's, known flags (HG_NODE_*), class/heap ids
+ * (0 = none) defined by finish. */
 HG_API int hg_writer_node(struct hg_writer *w, uint64_t addr, uint64_t size,
                           uint32_t class_id, uint32_t flags, uint32_t heap_id);
+/* An edge of node src at byte offset (below 4 GiB): sources non-decreasing,
+ * offsets increasing within a source; dst may be a node written later; a
+ * field name (field_id != 0) needs a strong, weak or unowned kind. */
 HG_API int hg_writer_edge(struct hg_writer *w, uint32_t src, uint64_t offset,
                           uint32_t dst, uint32_t kind, uint32_t field_id);
+/* A root (any order); its target and owner are checked at finish. */
 HG_API int hg_writer_root(struct hg_writer *w, const struct hg_root *r);
-/* Trailer, fsync, rename. Returns 0 or an error (then the temp is removed). */
+/* Checks every reference (classes, heaps, strings, owners, node indices),
+ * writes the trailer with the checksum, fsyncs and renames into place.
+ * Returns 0 or an error (then the temporary is removed, nothing at path). */
 HG_API int hg_writer_finish(struct hg_writer *w);
-/* Frees the writer; if finish did not succeed, removes the temporary file. */
+/* Frees the writer (NULL allowed); if finish did not succeed, removes the
+ * temporary file. */
 HG_API void hg_writer_close(struct hg_writer *w);
-/* Text of the last error ("write …: No space left on device"), never NULL. */
+/* Text of the first error ("write …: No space left on device"), never NULL. */
 HG_API const char *hg_writer_message(const struct hg_writer *w);
 /* Counts so far and bytes written (after finish: the file size). */
 HG_API uint32_t hg_writer_node_count(const struct hg_writer *w);
@@ -358,8 +387,12 @@ enum hg_capture_mode {
   HG_MODE_SUSPEND = 2
 };
 
-/* Figures of one capture (also written to the snapshot's capture metadata). */
+/* Figures of one capture (also written to the snapshot's capture metadata).
+ * hg_capture() fills every field, version first: fields added later come
+ * with a higher version. */
+#define HG_CAPTURE_STATS_VERSION 1u
 struct hg_capture_stats {
+  uint32_t version;         /* HG_CAPTURE_STATS_VERSION (set by hg_capture) */
   uint64_t pause_ns;        /* application threads parked                 */
   uint64_t walk_ns;         /* regions + heap walk                        */
   uint64_t scan_ns;         /* classify + node rows, edges, roots         */
@@ -578,7 +611,12 @@ typedef const char *(*hg_name_fn)(void *ctx, const char *name, uint32_t class_ki
 enum hg_export_format {
   HG_EXPORT_HEAPSNAPSHOT = 1, HG_EXPORT_DOT = 2, HG_EXPORT_JSON = 3, HG_EXPORT_JSONL = 4
 };
+/* Options of hg_export(). version: HG_EXPORT_OPTIONS_VERSION, or 0 (read
+ * as 1, so that `{.format = …}` initialisers keep working); a higher one
+ * than the library knows is HG_EINVAL. */
+#define HG_EXPORT_OPTIONS_VERSION 1u
 struct hg_export_options {
+  uint32_t version;       /* HG_EXPORT_OPTIONS_VERSION or 0                  */
   uint32_t format;        /* enum hg_export_format                          */
   uint32_t focus;         /* dot: centre node, or HG_NONE                   */
   uint32_t depth;         /* dot: hops around focus (0 = 2)                 */

@@ -62,6 +62,8 @@ static void reap_pending(int block) {
   if (w != 0) pending_child = 0; /* reaped, or gone (ECHILD) */
 }
 
+int _hg_plat_can_fork(void) { return 1; }
+
 int _hg_plat_fork_run(struct hg_cap *c, int (*body)(struct hg_cap *)) {
   reap_pending(1); /* the previous capture's child exited long ago */
   struct hg_fork_shared *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -1,6 +1,6 @@
 /*
  * classify_cxx.c — the C++ classifier plugged into the capture engine
- * (capture/classify.h): a block is of class T when its first word is the
+ * (capture/classify/classify.h): a block is of class T when its first word is the
  * primary vptr of a complete object whose vtable names T's type_info.
  *
  *   prepare  (before the freeze): the platform discovers every type_info of
@@ -21,9 +21,11 @@
  */
 #include <string.h>
 
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 #include "capture/internal.h"
+#include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
+#include "cxxabi/ptrhash.h"
 
 #define CLASS_FAILED UINT32_MAX
 
@@ -132,7 +134,7 @@ static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint64_t addr,
   uint32_t b = (uint32_t)((vptr >> GRAN_SHIFT) & ((1u << GRAN_BITS) - 1));
   if (!((st->ro_gran[b >> 6] >> (b & 63)) & 1)) return 0;
   struct vcache_entry *e =
-      &st->vcache[((vptr >> 3) * 0x9E3779B97F4A7C15ull) >> (64 - VCACHE_BITS)];
+      &st->vcache[_hg_ptr_hash(vptr, VCACHE_BITS)];
   struct hg_cxx_type *t;
   if (vptr && e->vptr == vptr) {
     t = e->type;

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 
 #define MH_MAGIC_64 0xfeedfacfu
 #define LC_SEGMENT_64 0x19u

@@ -11,7 +11,8 @@
  */
 #include <string.h>
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
+#include "cxxabi/ptrhash.h"
 
 /* ---- set-up ---- */
 
@@ -92,9 +93,7 @@ int _hg_objc_add_ivar(struct hg_objc_table *t, uint32_t cls, const char *name, u
 
 /* ---- hashing ---- */
 
-static inline uint32_t slot_of(uint64_t key, uint32_t bits) {
-  return (uint32_t)(((key >> 3) * 0x9e3779b97f4a7c15ull) >> (64 - bits));
-}
+static inline uint32_t slot_of(uint64_t key, uint32_t bits) { return _hg_ptr_hash(key, bits); }
 
 static void sort_ivars(struct hg_objc_ivar *v, uint32_t n) {
   for (uint32_t i = 1; i < n; i++) { /* insertion sort: ivar lists are short */

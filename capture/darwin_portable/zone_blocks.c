@@ -15,7 +15,7 @@
  *
  * Pure and portable (unit-tested on Linux); never calls malloc.
  */
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 
 #define SEG_SPAN_MAX ((uint64_t)UINT32_MAX << 3) /* node offsets are u32 granules */
 

@@ -12,7 +12,7 @@
  * Every read is bounded by a caller-given length: layout strings come from
  * runtime memory we do not trust to be terminated. Pure functions.
  */
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 
 int _hg_objc_layout_has(const uint8_t *layout, size_t max_len, uint64_t word) {
   if (!layout) return 0;

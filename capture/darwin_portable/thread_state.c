@@ -33,7 +33,7 @@
  */
 #include <string.h>
 
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 
 static uint64_t word(const uint8_t *p, size_t off) {
   uint64_t v;

@@ -23,8 +23,9 @@
  */
 #include <string.h>
 
-#include "capture/classify.h"
-#include "capture/objc.h"
+#include "capture/classify/classify.h"
+#include "capture/classify/objc.h"
+#include "cxxabi/ptrhash.h"
 
 #define IDC_SIZE 256 /* direct-mapped caches: objects of a few classes mix */
 
@@ -62,7 +63,7 @@ static uint32_t objc_identify(void *state, const struct hg_cap *cap, uint64_t ad
   struct objc_state *s = state;
   if (!s || !s->on || nwords == 0) return 0;
   uint64_t isa = words[0];
-  uint32_t h = (uint32_t)(((isa >> 3) * 0x9E3779B97F4A7C15ull) >> 56) % IDC_SIZE;
+  uint32_t h = _hg_ptr_hash(isa, 8) % IDC_SIZE;
   if (s->idc[h].token && s->idc[h].isa == isa && size >= s->idc[h].size) return s->idc[h].token;
   uint32_t i = _hg_objc_classify_word(&s->t, isa, size);
   if (i == HG_OBJC_NONE) return 0;

@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 
 int _hg_macho_open_matching(struct macho_image *img, const void *data, uint64_t size,
                             const uint8_t uuid[16]) {

@@ -3,10 +3,10 @@
  * they use (see classify.h for the contract). Registration goes straight to
  * the streaming writer, which never calls malloc, so it is safe while frozen.
  */
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 
-extern const struct hg_classifier _hg_classifier_cxx; /* capture/classify_cxx.c */
-extern const struct hg_classifier _hg_classifier_objc; /* capture/classify_objc.c */
+extern const struct hg_classifier _hg_classifier_cxx; /* classify_cxx.c */
+extern const struct hg_classifier _hg_classifier_objc; /* classify_objc.c */
 const struct hg_classifier *const _hg_classifiers[] = {
     /* C++ (cxxabi/) and Objective-C classifiers are added here. */
     &_hg_classifier_cxx,

@@ -36,7 +36,7 @@
 #include <mach/mach.h>
 #endif
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 
 typedef void *objc_cls;  /* Class */
 typedef void *objc_ivar; /* Ivar  */

@@ -15,7 +15,7 @@
  *
  * Pure: fixed caller-provided tables, no malloc.
  */
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 
 static int held(const struct hg_tset *s, uint32_t id) {
   for (uint32_t i = 0; i < s->nheld; i++)

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 
 void _hg_objc_isa_plain(struct hg_objc_isa *m) { memset(m, 0, sizeof *m); }
 

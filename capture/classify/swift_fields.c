@@ -32,7 +32,7 @@
  */
 #include <string.h>
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 
 #define MAX_FIELDS 1024u
 #define NAME_MAX_BYTES 96u

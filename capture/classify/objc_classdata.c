@@ -19,7 +19,7 @@
  *
  * Pure; never calls malloc.
  */
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 
 #define RW_REALIZED (1u << 31)
 

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 
 struct tag_name {
   uint16_t tag;

@@ -37,7 +37,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 
 int _hg_zone_plan(const struct hg_zone_facts *f) {
   if (!f->has_enumerator) return HG_ZONE_NO_ENUMERATOR;
