@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "capture/classify/classify.h"
-#include "capture/in_handler.h"
 #include "capture/internal.h"
 #include "capture/platform.h"
 
@@ -318,7 +317,7 @@ int hg_capture(const char *path, const struct hg_options *o) {
   if (o->mode == HG_MODE_FORK && !_hg_plat_can_fork()) return HG_EUNSUPPORTED; /* before any file */
   /* not async-signal-safe: refused from a signal handler (which may have
    * interrupted malloc or this thread's own capture) */
-  if (_hg_in_signal_handler()) return HG_EBUSY;
+  if (_hg_plat_in_signal_handler()) return HG_EBUSY;
   if (capture_lock()) return HG_EBUSY;
   uint64_t t_start = _hg_now_ns();
   struct hg_cap *c = mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,

@@ -35,6 +35,9 @@ int _hg_plat_images(struct hg_cap *c);
 int _hg_plat_heap_prepare(struct hg_cap *c);
 /* Mode the platform uses for HG_MODE_DEFAULT. */
 int _hg_plat_default_mode(void);
+/* 1 if the calling thread is running a signal handler (hg_capture is not
+ * async-signal-safe and refuses), 0 if not or not known on this platform. */
+int _hg_plat_in_signal_handler(void);
 /* C++ classifier (classify_cxx.c): fills the set with every loaded image's
  * ranges and type_infos, then seals it (cxxabi/cxxabi.h). Takes the loader
  * lock, reads image memory. Linux: linux/elf_typeinfo.c (ELF), Darwin:

@@ -1,5 +1,6 @@
 /*
  * in_handler.c — whether the calling thread is running a signal handler
+ * (_hg_plat_in_signal_handler, capture/platform.h)
  * (hg_capture is not async-signal-safe: from a handler that interrupted
  * malloc, its own malloc calls would deadlock on the arena lock or corrupt
  * the thread's tcache). Cheap enough to ask on every capture.
@@ -14,11 +15,11 @@
  * kernel puts the FP state), and more signals blocked now than the frame
  * says were before the handler. Reads go through process_vm_readv (never a
  * fault). A handler running on the alternate stack is told by sigaltstack.
- * Elsewhere (Darwin for now): not detected, returns 0.
+ * Other Linux architectures: not detected, returns 0 (Darwin: darwin/describe.c).
  */
-#include "capture/in_handler.h"
+#include "capture/platform.h"
 
-#if defined(__linux__) && defined(__x86_64__)
+#if defined(__x86_64__)
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -51,7 +52,7 @@ static int frame_at(uint64_t p, uint64_t blocked) {
          blocked != before;
 }
 
-int _hg_in_signal_handler(void) {
+int _hg_plat_in_signal_handler(void) {
   stack_t ss;
   if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) return 1;
   uint64_t restorer[4];
@@ -93,5 +94,5 @@ int _hg_in_signal_handler(void) {
   return 0;
 }
 #else
-int _hg_in_signal_handler(void) { return 0; }
+int _hg_plat_in_signal_handler(void) { return 0; }
 #endif
