@@ -8,7 +8,7 @@
 # exits 0 quickly (dpkg-query only), so Makefile targets call it every time.
 set -eu
 
-pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config"
+pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config libunwind-dev libdw-dev"
 pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
 pkgs_macho="clang-14 lld-14 llvm-14 lld-16 llvm-16"
@@ -17,7 +17,7 @@ pkgs_darwin="nodejs file"
 # nodejs from NodeSource bundles npm and conflicts with Debian's npm package:
 # ask apt for npm only when no npm command exists.
 command -v npm >/dev/null 2>&1 || pkgs_darwin="$pkgs_darwin npm"
-pkgs_bench="g++ clang-14 llvm-14 time"
+pkgs_bench="g++ clang-14 llvm-14 time heaptrack"
 # Minimal Debian roots for the fresh-machine and glibc-matrix tests (scripts/debroot.sh).
 pkgs_roots="debootstrap"
 
