@@ -61,6 +61,8 @@ struct hg_rec {
   uint8_t *arena;
   uint64_t arena_used, arena_cap;
   size_t fixed_bytes;      /* the mappings above                              */
+  uint32_t *filter;        /* live blocks per address-hash bucket (a counting
+                              filter: 0 = certainly not recorded)             */
   struct hg_rec_shard shards[HG_REC_SHARDS];
 };
 
@@ -91,6 +93,9 @@ int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id);
  * the caller, e.g. the usable size). Unknown addresses are ignored. Returns
  * the stack id it had, or 0. */
 uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size);
+/* 0 when addr is certainly not in the live map (lock-free; lets a sampled
+ * recorder skip the shard lock on almost every free). */
+int _hg_rec_maybe(const struct hg_rec *r, uintptr_t addr);
 /* Stack id recorded for addr, 0 if none. No lock: safe in a frozen process or
  * a fork child (a map being resized is read through its published table). */
 uint32_t _hg_rec_lookup(const struct hg_rec *r, uintptr_t addr);
@@ -105,5 +110,17 @@ void _hg_rec_weight(uint64_t T, uint64_t size, uint64_t *count_fx, uint64_t *byt
 static inline uint64_t _hg_rec_mem(const struct hg_rec *r) {
   return __atomic_load_n(&r->mem, __ATOMIC_RELAXED);
 }
+
+/* The recorder of this process (NULL until recording starts) and the name of
+ * its unwinder, set by the interposer. */
+extern struct hg_rec *_hg_rec_global;
+extern const char *_hg_rec_unwinder;
+/* The interposer's malloc when it is linked in (it forwards to glibc's, so
+ * the glibc heap walker still applies), else NULL. */
+extern void *_hg_hook_malloc;
+/* Writes records 12-15 for the capture c (alloc_write.c); 0 when there is no
+ * recorder. */
+struct hg_cap;
+int _hg_stacks_write(struct hg_cap *c);
 
 #endif

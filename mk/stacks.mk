@@ -1,0 +1,24 @@
+# mk/stacks.mk — allocation stacks (capture/alloc_*.c, capture/stacks/,
+# tools/cmd_stacks.c, tools/symbolize.c): the interposer objects, the
+# libheapgraph_stacks.a archive for static links, the tests and the bench.
+#
+# capture/stacks/linux_hook.c defines malloc & co. It is linked into
+# libheapgraph.so (LD_PRELOAD / DT_NEEDED interpose) and archived alone as
+# libheapgraph_stacks.a; it is never in libheapgraph.a (a static link of that
+# would otherwise pull in a malloc replacement just by calling malloc).
+
+STK_DIR      := $(BUILD)/stacks
+HOOK_OBJ     := $(BUILD)/obj/capture/stacks/linux_hook.o
+STACKS_A     := $(BUILD)/libheapgraph_stacks.a
+
+$(LIB_SO): $(HOOK_OBJ)
+$(LIB_SO): LIBS += -lunwind
+$(LIB_SO): LDFLAGS += -Wl,-z,start-stop-visibility=hidden
+# symbolication in the CLI (ELF: elfutils libdw)
+CLI_LIBS     += -ldw -lelf
+
+$(STACKS_A): $(HOOK_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+all: $(STACKS_A)
+-include $(HOOK_OBJ:.o=.d)
