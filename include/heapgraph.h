@@ -497,6 +497,13 @@ HG_API uint32_t hg_dominators_top(const struct hg_dominators *d, uint32_t k, uin
 HG_API int hg_class_retained(const struct hg_graph *g, const struct hg_dominators *d,
                              uint64_t *counts, uint64_t *bytes, uint64_t *retained);
 
+/* Per allocation stack id 0..stack_count (0 = not recorded): the snapshot's
+ * nodes with that stack, their bytes, and (with d) the bytes they retain,
+ * counted like hg_class_retained. *out is calloc'd (free()). 0, HG_ENOMEM. */
+struct hg_stack_total { uint64_t nodes, node_bytes, retained; };
+HG_API int hg_stack_totals(const struct hg_graph *g, const struct hg_dominators *d,
+                           struct hg_stack_total **out);
+
 /* Leaks: blocks unreachable from every root through retaining edges, folded
  * like libmemunreachable: each group of leaked blocks that reference each
  * other in a cycle (a strongly connected group) with no retaining edge from

@@ -22,3 +22,19 @@ $(STACKS_A): $(HOOK_OBJ)
 
 all: $(STACKS_A)
 -include $(HOOK_OBJ:.o=.d)
+
+# ---- tests ----
+# Test programs are never sanitized and never linked with libheapgraph: they
+# run under `heapgraph run --stacks` (LD_PRELOAD). No frame pointers, so
+# stacks must come from .eh_frame.
+STK_NOFP     := -std=c11 -O2 -g -fomit-frame-pointer $(WARN)
+TEST_PROGS   += $(STK_DIR)/sites $(STK_DIR)/libsite.so
+TEST_SCRIPTS += tests/stacks/stacks.sh
+
+$(STK_DIR)/sites: tests/stacks/sites.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE $(STK_NOFP) -o $@ $< -lpthread -ldl
+
+$(STK_DIR)/libsite.so: tests/stacks/libsite.c
+	@mkdir -p $(dir $@)
+	$(CC) $(STK_NOFP) -fPIC -shared -o $@ $<

@@ -125,33 +125,34 @@ static inline uint64_t usable_of(void *p, size_t n) {
   return (c < 32 ? 32 : c) - 8;
 }
 
-static HOT void record(void *p, uint64_t size) {
+/* Records p (usable size `size`; n bytes were asked for). */
+static HOT void record(void *p, uint64_t n, uint64_t size) {
   in_hook = 1;
   uintptr_t f[HG_REC_MAX_FRAMES + 8];
-  int n = unw_backtrace((void **)f, (int)rec.max_frames + 8);
+  int nf = unw_backtrace((void **)f, (int)rec.max_frames + 8);
   int skip = 0;
-  while (skip < n && f[skip] >= (uintptr_t)__start_hg_hook && f[skip] < (uintptr_t)__stop_hg_hook) skip++;
+  while (skip < nf && f[skip] >= (uintptr_t)__start_hg_hook && f[skip] < (uintptr_t)__stop_hg_hook) skip++;
   /* return addresses point after the call: keep them as they are (the
    * symbolizer looks up address - 1) */
-  uint32_t k = (uint32_t)(n - skip);
+  uint32_t k = (uint32_t)(nf - skip);
   if (k > rec.max_frames) k = rec.max_frames;
   uint32_t id = _hg_rec_intern(&rec, f + skip, k);
   if (id) _hg_rec_add(&rec, (uintptr_t)p, size, id);
   else __atomic_fetch_add(&rec.dropped, 1, __ATOMIC_RELAXED);
-  if (large_T && size >= large_T) _hg_large_push((uintptr_t)p, size, id, f + skip, k);
+  if (large_T && n >= large_T) _hg_large_push((uintptr_t)p, n, id, f + skip, k);
   in_hook = 0;
 }
 
 /* After glibc returned p for a request of n bytes (usable size u). */
-static inline void after_alloc(void *p, uint64_t u) {
+static inline void after_alloc(void *p, uint64_t n, uint64_t u) {
   if (in_hook) return;
-  if (sample_T && !(large_T && u >= large_T)) { /* large blocks: always recorded */
+  if (sample_T && !(large_T && n >= large_T)) { /* large blocks: always recorded */
     if (__builtin_expect(!rng, 0)) sample_left = next_gap();
     sample_left -= (int64_t)u;
     if (__builtin_expect(sample_left > 0, 1)) return;
     sample_left = next_gap();
   }
-  record(p, u);
+  record(p, n, u);
 }
 
 static inline void before_free(void *p) {
@@ -161,7 +162,7 @@ static inline void before_free(void *p) {
 
 HOOK_API HOT void *malloc(size_t n) {
   void *p = __libc_malloc(n);
-  if (__builtin_expect(on, 0) && p) after_alloc(p, usable_of(p, n));
+  if (__builtin_expect(on, 0) && p) after_alloc(p, n, usable_of(p, n));
   return p;
 }
 
@@ -172,7 +173,7 @@ HOOK_API HOT void free(void *p) {
 
 HOOK_API HOT void *calloc(size_t k, size_t n) {
   void *p = __libc_calloc(k, n);
-  if (__builtin_expect(on, 0) && p) after_alloc(p, usable_of(p, k * n));
+  if (__builtin_expect(on, 0) && p) after_alloc(p, k * n, usable_of(p, k * n));
   return p;
 }
 
@@ -180,7 +181,7 @@ static HOT void *realloc_impl(void *old, size_t n) {
   if (!__builtin_expect(on, 0)) return __libc_realloc(old, n);
   if (!old) {
     void *p = __libc_malloc(n);
-    if (p) after_alloc(p, usable_of(p, n));
+    if (p) after_alloc(p, n, usable_of(p, n));
     return p;
   }
   uint64_t u0 = malloc_usable_size(old);
@@ -190,7 +191,7 @@ static HOT void *realloc_impl(void *old, size_t n) {
     if (n && id) _hg_rec_add(&rec, (uintptr_t)old, u0, id); /* old block still live */
     return NULL;
   }
-  after_alloc(p, malloc_usable_size(p));
+  after_alloc(p, n, malloc_usable_size(p));
   return p;
 }
 
@@ -207,7 +208,7 @@ HOOK_API HOT void *reallocarray(void *old, size_t k, size_t n) {
 
 static HOT void *aligned(size_t a, size_t n) {
   void *p = __libc_memalign(a, n);
-  if (__builtin_expect(on, 0) && p) after_alloc(p, malloc_usable_size(p));
+  if (__builtin_expect(on, 0) && p) after_alloc(p, n, malloc_usable_size(p));
   return p;
 }
 
@@ -228,13 +229,13 @@ HOOK_API HOT int posix_memalign(void **out, size_t a, size_t n) {
 
 HOOK_API HOT void *valloc(size_t n) {
   void *p = __libc_valloc(n);
-  if (__builtin_expect(on, 0) && p) after_alloc(p, malloc_usable_size(p));
+  if (__builtin_expect(on, 0) && p) after_alloc(p, n, malloc_usable_size(p));
   return p;
 }
 
 HOOK_API HOT void *pvalloc(size_t n) {
   void *p = __libc_pvalloc(n);
-  if (__builtin_expect(on, 0) && p) after_alloc(p, malloc_usable_size(p));
+  if (__builtin_expect(on, 0) && p) after_alloc(p, n, malloc_usable_size(p));
   return p;
 }
 
