@@ -7,7 +7,8 @@
  *                 fixed point, so sampled estimates add up exactly) and bytes
  *   live map      block address -> stack id, 64 shards with a spinlock each,
  *                 one 8-byte slot per block ((addr >> 4) << 21 | stack id),
- *                 linear probing, growing by doubling at 7/8 load
+ *                 linear probing, growing by half at 3/4 load (so 10.7 to
+ *                 16 bytes per live block)
  *
  * Everything is bounded by a byte budget; when a table cannot grow within it,
  * recording stops (status "budget-exhausted", dropped blocks counted) and the
@@ -38,7 +39,7 @@ struct hg_rec_shard {
   int lock;
   uint32_t pad;
   uint64_t *slots;         /* 0 = empty                                       */
-  uint64_t mask;
+  uint64_t cap;             /* slots                                          */
   uint64_t used;
   char line_pad[32];
 };
@@ -93,6 +94,9 @@ int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id);
  * the caller, e.g. the usable size). Unknown addresses are ignored. Returns
  * the stack id it had, or 0. */
 uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size);
+/* Starts loading addr's live-map slot into the cache (a hint: overlaps the
+ * miss with the caller's unwinding or size lookup). */
+void _hg_rec_prefetch(const struct hg_rec *r, uintptr_t addr);
 /* 0 when addr is certainly not in the live map (lock-free; lets a sampled
  * recorder skip the shard lock on almost every free). */
 int _hg_rec_maybe(const struct hg_rec *r, uintptr_t addr);

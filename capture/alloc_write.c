@@ -70,7 +70,9 @@ int _hg_stacks_write(struct hg_cap *c) {
   struct hg_rec *r = _hg_rec_global;
   if (!r) return 0;
   int rc;
-  struct hg_stack_info si = {r->max_frames, r->sample_bytes, r->budget, _hg_rec_mem(r),
+  uint64_t map_b = 0;
+  for (unsigned i = 0; i < HG_REC_SHARDS; i++) map_b += __atomic_load_n(&r->shards[i].cap, __ATOMIC_RELAXED) * 8;
+  struct hg_stack_info si = {r->max_frames, r->sample_bytes, r->budget, _hg_rec_mem(r), map_b,
                              __atomic_load_n(&r->live, __ATOMIC_RELAXED),
                              __atomic_load_n(&r->dropped, __ATOMIC_RELAXED),
                              __atomic_load_n(&r->status, __ATOMIC_RELAXED) ? "budget-exhausted" : "ok",

@@ -35,7 +35,7 @@ enum hg_record_type {
   HG_REC_ROOTS = 10,  /* [10, count, bytes]                                  */
   HG_REC_TRAILER = 11, /* [11, {counts}, xxh64]                              */
   /* Optional allocation-stack records (skipped by readers that predate them) */
-  HG_REC_STACK_INFO = 12, /* [12, max_frames, sample_bytes, budget, tracking, live, dropped, status, unwinder] */
+  HG_REC_STACK_INFO = 12, /* [12, max_frames, sample_bytes, budget, tracking, map, live, dropped, status, unwinder] */
   HG_REC_STACK = 13,      /* [13, id, count, bytes, frames bytes]            */
   HG_REC_NODE_STACKS = 14,/* [14, first_node, stack ids bytes]               */
   HG_REC_LARGE = 15       /* [15, addr, size, stack, time_ns, tid]           */

@@ -741,6 +741,7 @@ static int rec_stack_info(struct rd *r) {
   TRY(get_uint(r, &x->sample_bytes, "stack info sample_bytes"));
   TRY(get_uint(r, &x->budget_bytes, "stack info budget"));
   TRY(get_uint(r, &x->tracking_bytes, "stack info tracking bytes"));
+  TRY(get_uint(r, &x->map_bytes, "stack info map bytes"));
   TRY(get_uint(r, &x->live_blocks, "stack info live blocks"));
   TRY(get_uint(r, &x->dropped, "stack info dropped"));
   TRY(get_text(r, &x->status, 0, "stack info status"));
@@ -862,7 +863,7 @@ static const struct rec_desc records[] = {
     [HG_REC_HEAP] = {2, rec_heap},       [HG_REC_CLASS] = {4, rec_class},
     [HG_REC_STRING] = {2, rec_string},   [HG_REC_NODES] = {4, rec_nodes},
     [HG_REC_EDGES] = {3, rec_edges},     [HG_REC_ROOTS] = {2, rec_roots},
-    [HG_REC_STACK_INFO] = {8, rec_stack_info}, [HG_REC_STACK] = {4, rec_stack},
+    [HG_REC_STACK_INFO] = {9, rec_stack_info}, [HG_REC_STACK] = {4, rec_stack},
     [HG_REC_NODE_STACKS] = {2, rec_node_stacks}, [HG_REC_LARGE] = {5, rec_large},
 };
 

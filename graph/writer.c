@@ -676,12 +676,13 @@ int hg_writer_stack_info(struct hg_writer *w, const struct hg_stack_info *si) {
   int rc = check(w);
   if (rc) return rc;
   if (!si) return fail(w, HG_EINVAL, "stack info: NULL", 0);
-  c_array(w, 9);
+  c_array(w, 10);
   c_uint(w, HG_REC_STACK_INFO);
   c_uint(w, si->max_frames);
   c_uint(w, si->sample_bytes);
   c_uint(w, si->budget_bytes);
   c_uint(w, si->tracking_bytes);
+  c_uint(w, si->map_bytes);
   c_uint(w, si->live_blocks);
   c_uint(w, si->dropped);
   c_text(w, si->status ? si->status : "ok");

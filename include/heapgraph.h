@@ -186,6 +186,7 @@ struct hg_stack_info {
   uint64_t sample_bytes;    /* 0 = every block; else mean sampling interval */
   uint64_t budget_bytes;    /* tracking memory allowed                    */
   uint64_t tracking_bytes;  /* tracking memory in use at the capture      */
+  uint64_t map_bytes;       /* of which the live-block map                */
   uint64_t live_blocks;     /* blocks in the live map                     */
   uint64_t dropped;         /* blocks not recorded (budget, odd address)  */
   const char *status;       /* "ok" or "budget-exhausted"                 */

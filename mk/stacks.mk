@@ -8,7 +8,7 @@
 # would otherwise pull in a malloc replacement just by calling malloc).
 
 STK_DIR      := $(BUILD)/stacks
-HOOK_OBJ     := $(BUILD)/obj/capture/stacks/linux_hook.o
+HOOK_OBJ     := $(BUILD)/obj/capture/stacks/linux_hook.o $(BUILD)/obj/capture/stacks/unwind_cache.o
 STACKS_A     := $(BUILD)/libheapgraph_stacks.a
 
 $(LIB_SO): $(HOOK_OBJ)
@@ -38,3 +38,14 @@ $(STK_DIR)/sites: tests/stacks/sites.c
 $(STK_DIR)/libsite.so: tests/stacks/libsite.c
 	@mkdir -p $(dir $@)
 	$(CC) $(STK_NOFP) -fPIC -shared -o $@ $<
+
+# ---- bench: make bench-stacks (part of `make bench`) ----
+BENCH_TARGETS += bench-stacks
+build/bench/bench_stacks_work: bench/bench_stacks_work.c
+	@mkdir -p $(dir $@)
+	$(CC) -D_GNU_SOURCE -std=c11 -O2 -g -fomit-frame-pointer $(WARN) -o $@ $<
+
+.PHONY: bench-stacks
+bench-stacks: build/bench/bench_stacks_work all
+	@sh $(DEPS) bench
+	@sh bench/bench_stacks.sh build

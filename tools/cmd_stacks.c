@@ -175,9 +175,9 @@ int cmd_stacks(int argc, char **argv) {
     printf(",\"unwinder\":");
     cli_json_str(stdout, si->unwinder);
     printf(",\"max_frames\":%u,\"sample_bytes\":%" PRIu64 ",\"budget_bytes\":%" PRIu64
-           ",\"tracking_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64 ",\"dropped\":%" PRIu64
+           ",\"tracking_bytes\":%" PRIu64 ",\"map_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64 ",\"dropped\":%" PRIu64
            ",\"stacks\":%u,\"unattributed_nodes\":%" PRIu64 "},\"stacks\":[",
-           si->max_frames, si->sample_bytes, si->budget_bytes, si->tracking_bytes, si->live_blocks,
+           si->max_frames, si->sample_bytes, si->budget_bytes, si->tracking_bytes, si->map_bytes, si->live_blocks,
            si->dropped, g->stack_count, c.t[0].nodes);
     for (uint32_t i = 0; i < n; i++) {
       uint32_t id = ids[i];

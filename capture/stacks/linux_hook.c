@@ -11,8 +11,10 @@
  * and archived alone as libheapgraph_stacks.a for static links; never in
  * libheapgraph.a, whose users would otherwise get malloc replaced.
  *
- * Unwinding: Debian's libunwind (unw_backtrace) from .eh_frame with its
- * per-thread cache; programs built without frame pointers unwind correctly.
+ * Unwinding: from .eh_frame, so programs built without frame pointers
+ * unwind correctly: on x86_64 a cache of per-return-address CFA rules learnt
+ * from Debian's libunwind (unwind_cache.c), elsewhere or with
+ * HEAPGRAPH_UNWIND=libunwind libunwind's unw_backtrace with its own cache.
  * libunwind may call malloc (first use, dl_iterate_phdr callbacks): a
  * thread-local guard makes every allocation made while this thread is inside
  * the recorder pass straight to glibc, unrecorded, so nothing recurses and no
@@ -74,6 +76,8 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "capture/stacks/unwind_cache.h"
+
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
@@ -88,6 +92,7 @@ extern const char __stop_hg_hook[] __attribute__((visibility("hidden")));
 
 static struct hg_rec rec;
 static int on;               /* recording                                  */
+static int use_cache;        /* cached rules (unwind_cache.c) or unw_backtrace */
 static uint64_t sample_T;    /* copy of rec.sample_bytes                   */
 static uint64_t large_T;     /* copy of the large threshold (0 off)        */
 static __thread int in_hook __attribute__((tls_model("initial-exec")));
@@ -128,8 +133,10 @@ static inline uint64_t usable_of(void *p, size_t n) {
 /* Records p (usable size `size`; n bytes were asked for). */
 static HOT void record(void *p, uint64_t n, uint64_t size) {
   in_hook = 1;
+  _hg_rec_prefetch(&rec, (uintptr_t)p); /* the slot's cache miss overlaps the unwinding */
   uintptr_t f[HG_REC_MAX_FRAMES + 8];
-  int nf = unw_backtrace((void **)f, (int)rec.max_frames + 8);
+  int nf = use_cache ? _hg_unwind_cached(f, (int)rec.max_frames + 8)
+                     : unw_backtrace((void **)f, (int)rec.max_frames + 8);
   int skip = 0;
   while (skip < nf && f[skip] >= (uintptr_t)__start_hg_hook && f[skip] < (uintptr_t)__stop_hg_hook) skip++;
   /* return addresses point after the call: keep them as they are (the
@@ -157,7 +164,9 @@ static inline void after_alloc(void *p, uint64_t n, uint64_t u) {
 
 static inline void before_free(void *p) {
   /* frees are removed even from inside the hook: the block may be recorded */
-  if (_hg_rec_maybe(&rec, (uintptr_t)p)) _hg_rec_remove(&rec, (uintptr_t)p, malloc_usable_size(p));
+  if (sample_T && !_hg_rec_maybe(&rec, (uintptr_t)p)) return;
+  _hg_rec_prefetch(&rec, (uintptr_t)p); /* overlaps with the chunk header's miss */
+  _hg_rec_remove(&rec, (uintptr_t)p, malloc_usable_size(p));
 }
 
 HOOK_API HOT void *malloc(size_t n) {
@@ -271,7 +280,11 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
   if (!rc) {
     sample_T = rec.sample_bytes;
     large_T = o->large_alloc_bytes;
-    _hg_rec_unwinder = "libunwind";
+#if defined(__x86_64__)
+    const char *u = getenv("HEAPGRAPH_UNWIND");
+    use_cache = !(u && !strcmp(u, "libunwind"));
+#endif
+    _hg_rec_unwinder = use_cache ? "libunwind+rule-cache" : "libunwind";
     __atomic_store_n(&_hg_rec_global, &rec, __ATOMIC_RELEASE);
     __atomic_store_n(&on, 1, __ATOMIC_RELEASE);
   }
