@@ -12,7 +12,8 @@
 #include "heapgraph.h"
 
 #define MAP_INITIAL 1024u /* slots per shard at start (8 KiB)               */
-#define FILTER_BITS 16u   /* counting filter: 2^16 uint32 buckets (256 KiB) */
+#define FILTER_BITS 15u   /* counting filter: 2^15 saturating uint8 buckets
+                             (32 KiB: stays in cache), sampled mode only   */
 
 static void *map(size_t n) {
   void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -71,13 +72,13 @@ int _hg_rec_init(struct hg_rec *r, const struct hg_rec_config *cfg) {
   while (isz < 2 * cap) isz <<= 1;
   r->index_mask = isz - 1;
   r->arena_cap = cap * (sizeof(struct hg_rec_stack) + 16 * sizeof(uintptr_t));
-  size_t index_b = (size_t)isz * 4, off_b = (size_t)(cap + 1) * 8, filt_b = (size_t)4 << FILTER_BITS;
+  size_t index_b = (size_t)isz * 4, off_b = (size_t)(cap + 1) * 8, filt_b = (size_t)1 << FILTER_BITS;
   r->fixed_bytes = index_b + off_b + filt_b + r->arena_cap;
   uint8_t *m = map(r->fixed_bytes);
   if (!m) return HG_ENOMEM;
   r->index = (uint32_t *)m;
   r->offsets = (uint64_t *)(m + index_b);
-  r->filter = (uint32_t *)(m + index_b + off_b);
+  r->filter = m + index_b + off_b;
   r->arena = m + index_b + off_b + filt_b;
   /* the index, offsets and filter count in full (hashing touches every page) */
   r->mem = index_b + off_b + filt_b;
@@ -190,7 +191,7 @@ static inline uint64_t key_of(uintptr_t addr) { return (uint64_t)addr >> ADDR_SH
 
 static inline uint64_t ahash(uint64_t key) { return mix(key); }
 
-static inline uint32_t *bucket(const struct hg_rec *r, uint64_t h) {
+static inline uint8_t *bucket(const struct hg_rec *r, uint64_t h) {
   return &r->filter[h >> (64 - FILTER_BITS)];
 }
 
@@ -275,7 +276,8 @@ int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id) {
   }
   __atomic_store_n(&s->slots[i], v, __ATOMIC_RELAXED);
   s->used++;
-  __atomic_store_n(bucket(r, h), *bucket(r, h) + 1, __ATOMIC_RELAXED);
+  if (r->sample_bytes && *bucket(r, h) < 255) /* 255 sticks: "maybe" forever */
+    __atomic_store_n(bucket(r, h), (uint8_t)(*bucket(r, h) + 1), __ATOMIC_RELAXED);
   spin_unlock(&s->lock);
   __atomic_fetch_add(&r->live, 1, __ATOMIC_RELAXED);
   count(r, id, size, +1);
@@ -312,7 +314,8 @@ uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size) {
   }
   __atomic_store_n(&t[i], 0, __ATOMIC_RELAXED);
   s->used--;
-  __atomic_store_n(bucket(r, h), *bucket(r, h) - 1, __ATOMIC_RELAXED);
+  if (r->sample_bytes && *bucket(r, h) < 255)
+    __atomic_store_n(bucket(r, h), (uint8_t)(*bucket(r, h) - 1), __ATOMIC_RELAXED);
   spin_unlock(&s->lock);
   __atomic_fetch_sub(&r->live, 1, __ATOMIC_RELAXED);
   uint32_t id = (uint32_t)(v & ID_MASK);

@@ -62,8 +62,9 @@ struct hg_rec {
   uint8_t *arena;
   uint64_t arena_used, arena_cap;
   size_t fixed_bytes;      /* the mappings above                              */
-  uint32_t *filter;        /* live blocks per address-hash bucket (a counting
-                              filter: 0 = certainly not recorded)             */
+  uint8_t *filter;         /* sampled mode: live blocks per address-hash
+                              bucket (a counting filter: 0 = certainly not
+                              recorded; 255 sticks)                          */
   struct hg_rec_shard shards[HG_REC_SHARDS];
 };
 

@@ -125,7 +125,7 @@ static int64_t next_gap(void) {
  * chunk is n + 8 rounded up to 16 (at least 32) less the 8-byte header;
  * mmapped chunks (big requests) are asked for. */
 static inline uint64_t usable_of(void *p, size_t n) {
-  if (n >= (64u << 10)) return malloc_usable_size(p);
+  if (n >= (64u << 10)) return malloc_usable_size(p); /* p is never NULL here */
   uint64_t c = (n + 8 + 15) & ~(uint64_t)15;
   return (c < 32 ? 32 : c) - 8;
 }
@@ -150,13 +150,26 @@ static HOT void record(void *p, uint64_t n, uint64_t size) {
   in_hook = 0;
 }
 
+#define SMALL_MAX (64u << 10) /* below: usable size is a function of n */
+
+/* Sampled mode, before calling glibc: a small request's usable size is known
+ * from n, so it is counted down here and, while the countdown stays above
+ * zero, the wrapper tail-calls glibc with no further work. 1: skip recording
+ * (counted, or inside the hook); 0: take the slow path. */
+static inline int sampled_skip(size_t n) {
+  if (!sample_T || n >= SMALL_MAX || (large_T && n >= large_T) || !rng) return 0;
+  if (in_hook) return 1;
+  sample_left -= (int64_t)usable_of(NULL, n);
+  return sample_left > 0;
+}
+
 /* After glibc returned p for a request of n bytes (usable size u). */
 static inline void after_alloc(void *p, uint64_t n, uint64_t u) {
   if (in_hook) return;
   if (sample_T && !(large_T && n >= large_T)) { /* large blocks: always recorded */
     if (__builtin_expect(!rng, 0)) sample_left = next_gap();
-    sample_left -= (int64_t)u;
-    if (__builtin_expect(sample_left > 0, 1)) return;
+    else if (n >= SMALL_MAX) sample_left -= (int64_t)u; /* small: counted by sampled_skip */
+    if (sample_left > 0) return;
     sample_left = next_gap();
   }
   record(p, n, u);
@@ -164,26 +177,45 @@ static inline void after_alloc(void *p, uint64_t n, uint64_t u) {
 
 static inline void before_free(void *p) {
   /* frees are removed even from inside the hook: the block may be recorded */
-  if (sample_T && !_hg_rec_maybe(&rec, (uintptr_t)p)) return;
   _hg_rec_prefetch(&rec, (uintptr_t)p); /* overlaps with the chunk header's miss */
   _hg_rec_remove(&rec, (uintptr_t)p, malloc_usable_size(p));
 }
 
-HOOK_API HOT void *malloc(size_t n) {
+static HOT void *malloc_slow(size_t n) {
   void *p = __libc_malloc(n);
-  if (__builtin_expect(on, 0) && p) after_alloc(p, n, usable_of(p, n));
+  if (p) after_alloc(p, n, usable_of(p, n));
   return p;
 }
 
-HOOK_API HOT void free(void *p) {
-  if (__builtin_expect(on, 0) && p) before_free(p);
+/* Off, or a sampled block not picked: a tail call into glibc. */
+HOOK_API HOT void *malloc(size_t n) {
+  if (__builtin_expect(on, 0) && !sampled_skip(n)) return malloc_slow(n);
+  return __libc_malloc(n);
+}
+
+static HOT void free_slow(void *p) {
+  before_free(p);
   __libc_free(p);
 }
 
-HOOK_API HOT void *calloc(size_t k, size_t n) {
+HOOK_API HOT void free(void *p) {
+  if (__builtin_expect(on, 0) && p && (!sample_T || _hg_rec_maybe(&rec, (uintptr_t)p))) {
+    free_slow(p);
+    return;
+  }
+  __libc_free(p);
+}
+
+static HOT void *calloc_slow(size_t k, size_t n) {
   void *p = __libc_calloc(k, n);
-  if (__builtin_expect(on, 0) && p) after_alloc(p, k * n, usable_of(p, k * n));
+  if (p) after_alloc(p, k * n, usable_of(p, k * n));
   return p;
+}
+
+HOOK_API HOT void *calloc(size_t k, size_t n) {
+  size_t t;
+  if (__builtin_expect(on, 0) && (__builtin_mul_overflow(k, n, &t) || !sampled_skip(t))) return calloc_slow(k, n);
+  return __libc_calloc(k, n);
 }
 
 static HOT void *realloc_impl(void *old, size_t n) {

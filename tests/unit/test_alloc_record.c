@@ -126,7 +126,24 @@ static void test_weight(void) {
   CHECK_EQ_U(c, HG_REC_FX);
 }
 
+static void test_filter(void) {
+  struct hg_rec_config cfg = {8, 0, 4096}; /* sampled: the free-path filter is kept */
+  REQUIRE(_hg_rec_init(&R, &cfg) == 0);
+  uintptr_t f = 7;
+  uint32_t id = _hg_rec_intern(&R, &f, 1);
+  CHECK(!_hg_rec_maybe(&R, 0x50000000));
+  CHECK(_hg_rec_add(&R, 0x50000000, 64, id) == 0);
+  CHECK(_hg_rec_maybe(&R, 0x50000000));
+  uint64_t maybe = 0;
+  for (uintptr_t i = 1; i < 10000; i++) maybe += _hg_rec_maybe(&R, 0x50000000 + i * 16);
+  CHECK(maybe < 10); /* one bucket of 32768 taken */
+  CHECK_EQ_U(_hg_rec_remove(&R, 0x50000000, 64), id);
+  CHECK(!_hg_rec_maybe(&R, 0x50000000));
+  _hg_rec_destroy(&R);
+}
+
 int main(void) {
+  RUN(test_filter);
   RUN(test_intern);
   RUN(test_map);
   RUN(test_threads);
