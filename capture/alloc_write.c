@@ -17,14 +17,17 @@ struct hg_rec *_hg_rec_global;
 const char *_hg_rec_unwinder = "";
 void *_hg_hook_malloc;
 
-/* Overridden by the interposer (capture/stacks/): libheapgraph.so and
- * libheapgraph_stacks.a. */
+#if !defined(__APPLE__)
+/* Overridden by the Linux interposer (capture/stacks/linux_hook.c, in
+ * libheapgraph.so and libheapgraph_stacks.a); Darwin's is
+ * capture/darwin/alloc_logger.c, always in the library. */
 __attribute__((weak)) int hg_stacks_start(const struct hg_stacks_options *o) {
   (void)o;
   return HG_EUNSUPPORTED;
 }
+#endif
 
-__attribute__((weak)) void hg_stacks_options_init(struct hg_stacks_options *o) {
+void hg_stacks_options_init(struct hg_stacks_options *o) {
   memset(o, 0, sizeof *o);
   o->version = 1;
   o->max_frames = 32;

@@ -57,13 +57,6 @@
 
 #define HOOK_API __attribute__((visibility("default")))
 
-void hg_stacks_options_init(struct hg_stacks_options *o) {
-  memset(o, 0, sizeof *o);
-  o->version = 1;
-  o->max_frames = 32;
-  o->budget_bytes = 256ull << 20;
-}
-
 #ifdef HG_NO_HOOK
 
 int hg_stacks_start(const struct hg_stacks_options *o) {
