@@ -127,5 +127,11 @@ extern void *_hg_hook_malloc;
  * recorder. */
 struct hg_cap;
 int _hg_stacks_write(struct hg_cap *c);
+/* The portable part of hg_stacks_start (alloc_write.c): once only
+ * (HG_EBUSY), defaults when o is NULL, the recorder's tables and the
+ * large-allocation monitor (its threshold then in _hg_large_threshold). The
+ * caller's re-entrancy guard must be set. 0 or HG_E*. */
+struct hg_stacks_options;
+int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o);
 
 #endif

@@ -104,21 +104,12 @@ static void logger(uint32_t type, uintptr_t a1, uintptr_t a2, uintptr_t a3, uint
 }
 
 int hg_stacks_start(const struct hg_stacks_options *o) {
-  static int started;
-  if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL)) return HG_EBUSY;
-  struct hg_stacks_options d;
-  if (!o) {
-    hg_stacks_options_init(&d);
-    o = &d;
-  }
   logger_slot = (hg_malloc_logger_t **)dlsym(RTLD_DEFAULT, "malloc_logger");
   if (!logger_slot) return HG_EUNSUPPORTED;
   in_hook = 1;
-  struct hg_rec_config cfg = {o->max_frames, o->budget_bytes, o->sample_bytes};
-  int rc = _hg_rec_init(&rec, &cfg);
-  if (!rc) rc = _hg_large_start(o->large_alloc_bytes, o->on_large, o->user);
+  int rc = _hg_stacks_setup(&rec, o);
   if (!rc) {
-    large_T = o->large_alloc_bytes;
+    large_T = _hg_large_threshold;
     sample_left = (int64_t)rec.sample_bytes;
     _hg_rec_unwinder = "frame-pointer";
     __atomic_store_n(&_hg_rec_global, &rec, __ATOMIC_RELEASE);

@@ -285,26 +285,15 @@ static void fork_release(void) {
 }
 
 int hg_stacks_start(const struct hg_stacks_options *o) {
-  static int started;
-  if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL)) return HG_EBUSY;
-  struct hg_stacks_options d;
-  if (!o) {
-    hg_stacks_options_init(&d);
-    o = &d;
-  }
   in_hook = 1; /* what we allocate here is not the app's */
-  struct hg_rec_config cfg = {o->max_frames, o->budget_bytes, o->sample_bytes};
-  int rc = _hg_rec_init(&rec, &cfg);
+  int rc = _hg_stacks_setup(&rec, o);
   if (!rc) {
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     uintptr_t warm[4];
     unw_backtrace((void **)warm, 4); /* libunwind's own first-use set-up, here */
     pthread_atfork(fork_prepare, fork_release, fork_release);
-    rc = _hg_large_start(o->large_alloc_bytes, o->on_large, o->user);
-  }
-  if (!rc) {
     sample_T = rec.sample_bytes;
-    large_T = o->large_alloc_bytes;
+    large_T = _hg_large_threshold;
 #if defined(__x86_64__)
     const char *u = getenv("HEAPGRAPH_UNWIND");
     use_cache = !(u && !strcmp(u, "libunwind"));
