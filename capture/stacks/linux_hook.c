@@ -306,6 +306,8 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
   return rc;
 }
 
+#endif /* HG_NO_HOOK */
+
 static uint64_t env_u64(const char *name, uint64_t def) {
   const char *s = getenv(name);
   if (!s || !*s) return def;
@@ -322,9 +324,12 @@ static uint64_t env_u64(const char *name, uint64_t def) {
 }
 
 /* Runs before the agent's constructor (agent.c), so blocks the program
- * allocates from its first constructor on are recorded. */
+ * allocates from its first constructor on are recorded. In an ASan build it
+ * only says that stacks are not recorded. */
 __attribute__((constructor(101))) static void stacks_env(void) {
+#ifndef HG_NO_HOOK
   _hg_hook_malloc = (void *)malloc;
+#endif
   const char *s = getenv("HEAPGRAPH_STACKS");
   if (!s || !*s || !strcmp(s, "0")) return;
   struct hg_stacks_options o;
@@ -336,5 +341,3 @@ __attribute__((constructor(101))) static void stacks_env(void) {
   int rc = hg_stacks_start(&o);
   if (rc) fprintf(stderr, "heapgraph: allocation stacks not recorded: %s\n", hg_error_string(rc));
 }
-
-#endif /* HG_NO_HOOK */
