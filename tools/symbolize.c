@@ -98,8 +98,11 @@ void sym_resolve(struct symbolizer *s, const struct hg_stack_frame *f, struct sy
   Dwfl_Line *ln = dwfl_module_getsrc(mod, a);
   if (ln) {
     int line = 0;
-    const char *file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
-    if (file && line > 0) {
+    Dwarf_Addr la = 0;
+    const char *file = dwfl_lineinfo(ln, &la, &line, NULL, NULL, NULL);
+    /* a line row from before the function's start belongs to other code
+     * (an address outside every CU, e.g. _start, gets its nearest row) */
+    if (file && line > 0 && la <= a && (!name || la >= a - off)) {
       out->file = file;
       out->line = line;
     }
