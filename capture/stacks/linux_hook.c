@@ -91,6 +91,7 @@ static uint64_t large_T;     /* copy of the large threshold (0 off)        */
 static __thread int in_hook __attribute__((tls_model("initial-exec")));
 static __thread int64_t sample_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
+static __thread int counted __attribute__((tls_model("initial-exec"))); /* by sampled_skip */
 
 /* Bytes to the next sample: exponential with mean T (xorshift + -ln u). */
 static int64_t next_gap(void) {
@@ -153,7 +154,9 @@ static inline int sampled_skip(size_t n) {
   if (!sample_T || n >= SMALL_MAX || (large_T && n >= large_T) || !rng) return 0;
   if (in_hook) return 1;
   sample_left -= (int64_t)usable_of(NULL, n);
-  return sample_left > 0;
+  if (sample_left > 0) return 1;
+  counted = 1; /* the slow path must not count it again */
+  return 0;
 }
 
 /* After glibc returned p for a request of n bytes (usable size u). */
@@ -161,7 +164,8 @@ static inline void after_alloc(void *p, uint64_t n, uint64_t u) {
   if (in_hook) return;
   if (sample_T && !(large_T && n >= large_T)) { /* large blocks: always recorded */
     if (__builtin_expect(!rng, 0)) sample_left = next_gap();
-    else if (n >= SMALL_MAX) sample_left -= (int64_t)u; /* small: counted by sampled_skip */
+    if (!counted) sample_left -= (int64_t)u; /* malloc/calloc count small ones first */
+    counted = 0;
     if (sample_left > 0) return;
     sample_left = next_gap();
   }
