@@ -27,7 +27,9 @@ static int write_stacks(const char *path) {
   rc = rc ? rc : hg_writer_node(w, 0x1000, 48, 0, HG_NODE_MALLOC, 0);
   rc = rc ? rc : hg_writer_node(w, 0x1040, 16, 0, HG_NODE_MALLOC, 0);
   rc = rc ? rc : hg_writer_node(w, 0x2000, 32, 0, HG_NODE_MALLOC, 0);
-  rc = rc ? rc : hg_writer_edge(w, 0, 8, 2, HG_EDGE_CONSERVATIVE, 0);
+  uint32_t field = 0; /* a named edge: fmt_graphs_equal compares named arrays */
+  rc = rc ? rc : hg_writer_string(w, "next", &field);
+  rc = rc ? rc : hg_writer_edge(w, 0, 8, 2, HG_EDGE_STRONG, field);
   rc = rc ? rc : hg_writer_root(w, &root);
   rc = rc ? rc : hg_writer_stack_info(w, &si);
   rc = rc ? rc : hg_writer_stack(w, &s1);
