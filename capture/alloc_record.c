@@ -41,10 +41,15 @@ static uint64_t mix(uint64_t x) {
   return x;
 }
 
+/* One multiply and rotate per frame (this runs on every recorded
+ * allocation), one full mix at the end. */
 static uint64_t hash_frames(const uintptr_t *f, uint32_t n) {
   uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-  for (uint32_t i = 0; i < n; i++) h = mix(h ^ (uint64_t)f[i]) + i;
-  return h | 1;
+  for (uint32_t i = 0; i < n; i++) {
+    h = (h ^ (uint64_t)f[i]) * 0xff51afd7ed558ccdull;
+    h = (h << 29) | (h >> 35);
+  }
+  return mix(h) | 1;
 }
 
 static int reserve_mem(struct hg_rec *r, uint64_t n) {
@@ -234,10 +239,10 @@ static int grow(struct hg_rec *r, struct hg_rec_shard *s) {
   return 0;
 }
 
-static void count(struct hg_rec *r, uint32_t id, uint64_t size, int sign) {
+static inline void count(struct hg_rec *r, uint32_t id, uint64_t size, int sign) {
   struct hg_rec_stack *s = (struct hg_rec_stack *)(r->arena + r->offsets[id]);
-  uint64_t c, b;
-  _hg_rec_weight(r->sample_bytes, size, &c, &b);
+  uint64_t c = HG_REC_FX, b = size;
+  if (r->sample_bytes) _hg_rec_weight(r->sample_bytes, size, &c, &b);
   if (sign > 0) {
     __atomic_fetch_add(&s->count_fx, c, __ATOMIC_RELAXED);
     __atomic_fetch_add(&s->bytes, b, __ATOMIC_RELAXED);
