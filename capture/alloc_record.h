@@ -5,7 +5,9 @@
  *   stack table   frames (return addresses) -> stack id, deduplicated by an
  *                 open-addressing index; per stack the live count (16.16
  *                 fixed point, so sampled estimates add up exactly) and bytes
- *   live map      block address -> stack id, 64 shards with a spinlock each,
+ *   live map      block address -> stack id, 2 shards per CPU (4 to 64), each
+ *                 with its own spinlock and table (fewer, bigger tables get
+ *                 transparent huge pages: fewer TLB misses),
  *                 one 8-byte slot per block ((addr >> 4) << 21 | stack id),
  *                 linear probing, growing by half at 3/4 load (so 10.7 to
  *                 16 bytes per live block)
@@ -22,7 +24,7 @@
 #include <stdint.h>
 
 #define HG_REC_MAX_FRAMES 64u      /* hard cap on frames per stack           */
-#define HG_REC_SHARDS 64u
+#define HG_REC_SHARDS 64u          /* at most; in use: r->shards_used     */
 #define HG_REC_STACK_ID_BITS 21u   /* stack ids 1 .. 2^21-1                  */
 #define HG_REC_FX 65536u           /* fixed point of per-stack counts        */
 
@@ -52,6 +54,8 @@ struct hg_rec {
   uint64_t mem;            /* tracking bytes in use (atomic)                  */
   uint64_t dropped;        /* blocks not recorded (atomic)                    */
   uint64_t live;           /* blocks in the live map (atomic)                 */
+  uint32_t shard_bits;     /* shards in use: 1 << shard_bits (from the CPU
+                              count: 2 per CPU, 4 to 64)                      */
   /* stack table */
   int stack_lock;
   uint32_t stack_count;    /* ids 1..stack_count are valid (atomic, release)  */
