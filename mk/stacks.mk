@@ -49,3 +49,14 @@ build/bench/bench_stacks_work: bench/bench_stacks_work.c
 bench-stacks: build/bench/bench_stacks_work all
 	@sh $(DEPS) bench
 	@sh bench/bench_stacks.sh build
+
+# In-process: a static link with the interposer archive (never sanitized:
+# ASan owns malloc; the ASan library has no interposer to test).
+ifneq ($(SANITIZE),1)
+TEST_PROGS   += $(STK_DIR)/inproc
+TEST_SCRIPTS += $(STK_DIR)/inproc
+endif
+$(STK_DIR)/inproc: tests/stacks/inproc.c $(STACKS_A) $(LIB_A) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests -std=c11 -O2 -g -fomit-frame-pointer $(WARN) -o $@ $< \
+	  $(STACKS_A) $(LIB_A) $(LIBS) -lunwind
