@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "capture/classify/classify.h"
+#include "capture/alloc_record.h"
 #include "capture/internal.h"
 #include "capture/platform.h"
 
@@ -187,6 +188,7 @@ int _hg_capture_body(struct hg_cap *c) {
   uint64_t t2 = _hg_now_ns();
   if ((rc = _hg_scan_nodes(c))) return rc; /* nodes (classified once) and edges */
   if ((rc = _hg_scan_roots(c))) return rc;
+  if ((rc = _hg_stacks_write(c))) return rc; /* allocation stacks (alloc_write.c) */
   uint64_t t3 = _hg_now_ns();
   c->scan_ns = t3 - t2;
   c->write_ns = t2 - t1;

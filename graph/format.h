@@ -33,8 +33,15 @@ enum hg_record_type {
   HG_REC_NODES = 8,   /* [8, first_index, count, base_addr, bytes]           */
   HG_REC_EDGES = 9,   /* [9, first_source, count, bytes]                     */
   HG_REC_ROOTS = 10,  /* [10, count, bytes]                                  */
-  HG_REC_TRAILER = 11 /* [11, {counts}, xxh64]                               */
+  HG_REC_TRAILER = 11, /* [11, {counts}, xxh64]                              */
+  /* Optional allocation-stack records (skipped by readers that predate them) */
+  HG_REC_STACK_INFO = 12, /* [12, max_frames, sample_bytes, budget, tracking, map, live, dropped, status, unwinder] */
+  HG_REC_STACK = 13,      /* [13, id, count, bytes, frames bytes]            */
+  HG_REC_NODE_STACKS = 14,/* [14, first_node, stack ids bytes]               */
+  HG_REC_LARGE = 15       /* [15, addr, size, stack, time_ns, tid]           */
 };
+/* Stack frames: varint (image index + 1, 0 = none) then varint offset. */
+#define HG_STACK_MAX_FRAMES 256u
 
 /* Chunk payloads are capped so a reader never needs a bigger buffer. */
 #define HG_CHUNK_MAX_BYTES (256u * 1024u)

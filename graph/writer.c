@@ -74,6 +74,7 @@ struct hg_writer {
   uint64_t root_count;
   uint32_t region_count, image_count, thread_count;
   uint32_t heap_count, class_count, string_count;
+  uint32_t stack_count, node_stacks_next; /* optional stack records */
   /* maxima checked at finish */
   uint64_t max_target, max_class, max_heap, max_field;
   uint64_t max_region_image, max_thread_owner, max_image_owner;
@@ -705,6 +706,89 @@ int hg_writer_root(struct hg_writer *w, const struct hg_root *r) {
   return 0;
 }
 
+/* ---- optional allocation-stack records (12-15) ---- */
+
+int hg_writer_stack_info(struct hg_writer *w, const struct hg_stack_info *si) {
+  int rc = check(w);
+  if (rc) return rc;
+  if (!si) return fail(w, HG_EINVAL, "stack info: NULL", 0);
+  c_array(w, 10);
+  c_uint(w, HG_REC_STACK_INFO);
+  c_uint(w, si->max_frames);
+  c_uint(w, si->sample_bytes);
+  c_uint(w, si->budget_bytes);
+  c_uint(w, si->tracking_bytes);
+  c_uint(w, si->map_bytes);
+  c_uint(w, si->live_blocks);
+  c_uint(w, si->dropped);
+  c_text(w, si->status ? si->status : "ok");
+  c_text(w, si->unwinder ? si->unwinder : "");
+  return w->failed;
+}
+
+int hg_writer_stack(struct hg_writer *w, const struct hg_stack *st) {
+  int rc = check(w);
+  if (rc) return rc;
+  if (!st || (st->frame_count && !st->frames) || st->frame_count > HG_STACK_MAX_FRAMES)
+    return fail(w, HG_EINVAL, "stack: bad argument", 0);
+  uint8_t buf[HG_STACK_MAX_FRAMES * 15];
+  size_t n = 0;
+  for (uint32_t i = 0; i < st->frame_count; i++) {
+    const struct hg_stack_frame *f = &st->frames[i];
+    if (f->image != HG_NO_OWNER && f->image >= w->image_count)
+      return fail(w, HG_EINVAL, "stack frame refers to an image not written yet", 0);
+    n += hg_put_varint(buf + n, f->image == HG_NO_OWNER ? 0 : (uint64_t)f->image + 1);
+    n += hg_put_varint(buf + n, f->offset);
+  }
+  c_array(w, 5);
+  c_uint(w, HG_REC_STACK);
+  c_uint(w, (uint64_t)w->stack_count + 1);
+  c_uint(w, st->count);
+  c_uint(w, st->bytes);
+  c_bytes(w, buf, n);
+  if (!w->failed) w->stack_count++;
+  return w->failed;
+}
+
+int hg_writer_node_stacks(struct hg_writer *w, uint32_t first, uint32_t n, const uint32_t *ids) {
+  int rc = check(w);
+  if (rc) return rc;
+  if (n && !ids) return fail(w, HG_EINVAL, "node stacks: NULL", 0);
+  if (first != w->node_stacks_next) return fail(w, HG_EINVAL, "node stacks out of order", 0);
+  enum { PER = 16384 }; /* 3-byte varints: 48 KiB per record, under the chunk cap */
+  uint8_t buf[PER * 4];
+  for (uint32_t at = 0; at < n;) {
+    uint32_t k = n - at < PER ? n - at : PER;
+    size_t len = 0;
+    for (uint32_t i = 0; i < k; i++) {
+      if (ids[at + i] > w->stack_count) return fail(w, HG_EINVAL, "node refers to an unwritten stack", 0);
+      len += hg_put_varint(buf + len, ids[at + i]);
+    }
+    c_array(w, 3);
+    c_uint(w, HG_REC_NODE_STACKS);
+    c_uint(w, (uint64_t)first + at);
+    c_bytes(w, buf, len);
+    if (w->failed) return w->failed;
+    at += k;
+  }
+  w->node_stacks_next = first + n;
+  return 0;
+}
+
+int hg_writer_large_alloc(struct hg_writer *w, const struct hg_large_alloc *la) {
+  int rc = check(w);
+  if (rc) return rc;
+  if (!la || la->stack > w->stack_count) return fail(w, HG_EINVAL, "large allocation: bad stack", 0);
+  c_array(w, 6);
+  c_uint(w, HG_REC_LARGE);
+  c_uint(w, la->addr);
+  c_uint(w, la->size);
+  c_uint(w, la->stack);
+  c_uint(w, la->time_ns);
+  c_uint(w, la->tid);
+  return w->failed;
+}
+
 /* ---- finish ---- */
 
 static int validate(struct hg_writer *w) {
@@ -723,6 +807,8 @@ static int validate(struct hg_writer *w) {
     return fail(w, HG_EINVAL, "global root refers to an undefined image", 0);
   if (w->any_thread_owner && w->max_thread_owner >= w->thread_count)
     return fail(w, HG_EINVAL, "root refers to an undefined thread", 0);
+  if (w->node_stacks_next > w->node_count)
+    return fail(w, HG_EINVAL, "node stacks for more nodes than were written", 0);
   return 0;
 }
 

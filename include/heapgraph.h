@@ -176,6 +176,31 @@ struct hg_root {
   uint32_t target;          /* node index                                 */
 };
 
+/* Allocation stacks as a snapshot carries them (optional records). A frame
+ * is an image index + byte offset from the image's load_addr, or, when no
+ * loaded image contains the address, image = HG_NO_OWNER and offset = the
+ * absolute address. frames[0] is the innermost (the malloc caller). */
+struct hg_stack_frame { uint32_t image; uint64_t offset; };
+struct hg_stack {
+  uint64_t count;           /* live blocks (an estimate when sampled)     */
+  uint64_t bytes;           /* their usable bytes (estimate when sampled) */
+  uint32_t frame_count;
+  const struct hg_stack_frame *frames;
+};
+struct hg_stack_info {
+  uint32_t max_frames;      /* frames kept per stack                      */
+  uint64_t sample_bytes;    /* 0 = every block; else mean sampling interval */
+  uint64_t budget_bytes;    /* tracking memory allowed                    */
+  uint64_t tracking_bytes;  /* tracking memory in use at the capture      */
+  uint64_t map_bytes;       /* of which the live-block map                */
+  uint64_t live_blocks;     /* blocks in the live map                     */
+  uint64_t dropped;         /* blocks not recorded (budget, odd address)  */
+  const char *status;       /* "ok" or "budget-exhausted"                 */
+  const char *unwinder;     /* "libunwind", "frame-pointer" …             */
+};
+/* One allocation >= the large-allocation threshold (the ring's last ones). */
+struct hg_large_alloc { uint64_t addr, size, time_ns, tid; uint32_t stack; };
+
 /* ---------------------------------------------------- 4. Streaming writer */
 /*
  * Writes a snapshot as it goes, in a fixed amount of memory obtained at open
@@ -231,6 +256,14 @@ HG_API int hg_writer_edge(struct hg_writer *w, uint32_t src, uint64_t offset,
                           uint32_t dst, uint32_t kind, uint32_t field_id);
 /* A root (any order); its target and owner are checked at finish. */
 HG_API int hg_writer_root(struct hg_writer *w, const struct hg_root *r);
+/* Optional allocation-stack records (any time before finish). Stacks must be
+ * written with ids 1, 2, 3 … in order; node stacks for nodes first ..
+ * first+n-1 (a node range may be split over calls, in order). */
+HG_API int hg_writer_stack_info(struct hg_writer *w, const struct hg_stack_info *si);
+HG_API int hg_writer_stack(struct hg_writer *w, const struct hg_stack *st);
+HG_API int hg_writer_node_stacks(struct hg_writer *w, uint32_t first, uint32_t n,
+                                 const uint32_t *stack_ids);
+HG_API int hg_writer_large_alloc(struct hg_writer *w, const struct hg_large_alloc *la);
 /* Checks every reference (classes, heaps, strings, owners, node indices),
  * writes the trailer with the checksum, fsyncs and renames into place.
  * Returns 0 or an error (then the temporary is removed, nothing at path). */
@@ -333,6 +366,14 @@ struct hg_graph {
   uint64_t checksum;        /* xxh64 from the trailer                     */
   int checksum_ok;          /* 1 when it matched the content              */
   void *priv;               /* owned storage                              */
+  /* Allocation stacks (optional records 12-15, section 11 below; all zero /
+   * NULL when the file has none). node_stack[n]: stack id of node n, 0 =
+   * not recorded; stacks[id - 1]. */
+  int has_stacks;
+  struct hg_stack_info stack_info;
+  uint32_t stack_count;   struct hg_stack *stacks;
+  uint32_t *node_stack;
+  uint32_t large_count;   struct hg_large_alloc *large;
 };
 
 /* Loads and fully validates a snapshot. On failure returns NULL and fills
@@ -340,7 +381,12 @@ struct hg_graph {
 HG_API struct hg_graph *hg_graph_load(const char *path, struct hg_load_error *err);
 /* Load flags. HG_LOAD_ALLOW_BAD_CHECKSUM keeps loading when only the
  * checksum is wrong (checksum_ok = 0): for `heapgraph info` on a damaged file. */
-enum { HG_LOAD_ALLOW_BAD_CHECKSUM = 1 };
+enum {
+  HG_LOAD_ALLOW_BAD_CHECKSUM = 1,
+  /* Reads the file as a reader that predates the optional records (types
+   * 12 and up, e.g. allocation stacks) does: they are skipped as unknown. */
+  HG_LOAD_SKIP_OPTIONAL = 2
+};
 HG_API struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags,
                                             struct hg_load_error *err);
 /* The same from a memory buffer (used by fuzzing and tests). */
@@ -497,6 +543,13 @@ HG_API uint32_t hg_dominators_top(const struct hg_dominators *d, uint32_t k, uin
  * any may be NULL. 0 or HG_ENOMEM. */
 HG_API int hg_class_retained(const struct hg_graph *g, const struct hg_dominators *d,
                              uint64_t *counts, uint64_t *bytes, uint64_t *retained);
+
+/* Per allocation stack id 0..stack_count (0 = not recorded): the snapshot's
+ * nodes with that stack, their bytes, and (with d) the bytes they retain,
+ * counted like hg_class_retained. *out is calloc'd (free()). 0, HG_ENOMEM. */
+struct hg_stack_total { uint64_t nodes, node_bytes, retained; };
+HG_API int hg_stack_totals(const struct hg_graph *g, const struct hg_dominators *d,
+                           struct hg_stack_total **out);
 
 /* Leaks: blocks unreachable from every root through retaining edges, folded
  * like libmemunreachable: each group of leaked blocks that reference each
@@ -707,6 +760,45 @@ HG_API int hg_watch_stop(void);
 /* Asks the watcher for a capture (trigger "memory-warning"), subject to the
  * interval policy; returns at once. HG_EINVAL when no watcher runs. */
 HG_API int hg_watch_memory_warning(void);
+
+/* ------------------------------------------------- 11. Allocation stacks */
+/*
+ * Recording "which code allocated it" in the running process (docs/stacks.md).
+ * Linux: libheapgraph.so interposes malloc, calloc, realloc, free,
+ * posix_memalign, aligned_alloc, memalign, valloc, pvalloc and reallocarray;
+ * the wrappers only forward to glibc until recording starts (by
+ * hg_stacks_start, or HEAPGRAPH_STACKS=1 when preloaded). A static link gets
+ * the interposer from libheapgraph_stacks.a. Stacks are unwound from .eh_frame
+ * (libunwind), so programs without frame pointers are fine. Darwin: the
+ * libmalloc malloc_logger hook (chaining a previous logger) and a
+ * frame-pointer walk. Every later hg_capture writes the stack table, each
+ * node's stack id and the large-allocation ring into the snapshot.
+ */
+struct hg_large_event {
+  uint64_t addr, size, time_ns, tid;
+  uint32_t frame_count;
+  const uintptr_t *frames;  /* return addresses, innermost first          */
+};
+typedef void (*hg_large_fn)(const struct hg_large_event *ev, void *user);
+
+struct hg_stacks_options {
+  uint32_t version;          /* set by hg_stacks_options_init               */
+  uint32_t max_frames;       /* frames per stack (default 32, at most 64)   */
+  uint64_t budget_bytes;     /* tracking memory (default 256 MiB); when the
+                                tables cannot grow, recording stops and the
+                                snapshot says "budget-exhausted"            */
+  uint64_t sample_bytes;     /* 0: every block; N: Poisson sampling with a
+                                mean of one sample per N bytes allocated    */
+  uint64_t large_alloc_bytes; /* 0: off; else report allocations >= this    */
+  hg_large_fn on_large;      /* called on the monitor thread (NULL: stderr) */
+  void *user;
+  uint64_t reserved[4];
+};
+HG_API void hg_stacks_options_init(struct hg_stacks_options *o);
+/* Starts recording. HG_EUNSUPPORTED when this build has no interposer (the
+ * library was not preloaded/linked with it, or an ASan build), HG_EBUSY when
+ * already started, HG_ENOMEM. */
+HG_API int hg_stacks_start(const struct hg_stacks_options *o);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@
 # exits 0 quickly (dpkg-query only), so Makefile targets call it every time.
 set -eu
 
-pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev"
+pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev libunwind-dev libdw-dev"
 pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium"
 npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2 playwright-core@1.65.1"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
@@ -24,7 +24,7 @@ pkgs_darwin="nodejs file"
 command -v npm >/dev/null 2>&1 || { pkgs_darwin="$pkgs_darwin npm"; pkgs_check="$pkgs_check npm"; }
 # iOS cross build (make ios): Debian's clang/lld/llvm-ar 14 against an iPhoneOS SDK.
 pkgs_ios="clang-14 lld-14 llvm-14 file libcbor-dev libxxhash-dev"
-pkgs_bench="g++ clang-14 llvm-14 time"
+pkgs_bench="g++ clang-14 llvm-14 time heaptrack"
 # Minimal Debian roots for the fresh-machine and glibc-matrix tests (scripts/debroot.sh).
 pkgs_roots="debootstrap"
 

@@ -9,6 +9,7 @@
 
 #include "tools/analysis_cli.h"
 #include "tools/cli_util.h"
+#include "tools/symbolize.h"
 
 static const char about[] =
     "  One node (ADDR: an address inside it, #INDEX or a DevTools @ID): size,\n"
@@ -70,6 +71,7 @@ int cmd_show(int argc, char **argv) {
     cli_json_str(stdout, heapname);
     printf(",\"region\":");
     cli_json_str(stdout, r ? (r->name ? r->name : "") : NULL);
+    sym_print_node_stack(g, v, 1);
     printf("},\"roots\":[");
   } else {
     acli_node_text(stdout, g, names, v);
@@ -82,6 +84,7 @@ int cmd_show(int argc, char **argv) {
       printf("\n  in region 0x%" PRIx64 "-0x%" PRIx64 " %s", r->start, r->start + r->size,
              r->name ? cli_text(r->name) : "");
     printf("\n");
+    sym_print_node_stack(g, v, 0);
   }
   for (uint32_t i = 0, n = 0; i < g->root_count; i++) {
     if (g->roots[i].target != v) continue;

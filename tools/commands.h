@@ -27,7 +27,8 @@
   X(classes,  "histogram by class: count and bytes, biggest first")           \
   X(regions,  "VM regions summary by tag/name")                               \
   X(nodes,    "list nodes (one JSON object per line with --json)")            \
-  X(edges,    "list edges (one JSON object per line with --json)")
+  X(edges,    "list edges (one JSON object per line with --json)")          \
+  X(stacks,   "allocation stacks: live count, bytes, retained bytes per stack")
 
 #define HG_DECLARE_COMMAND(name, summary) int cmd_##name(int argc, char **argv);
 HG_COMMANDS(HG_DECLARE_COMMAND)

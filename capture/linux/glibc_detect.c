@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "capture/alloc_record.h"
 #include "capture/linux/linux.h"
 #include "capture/platform.h"
 
@@ -297,7 +298,7 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
     unsupported(c, "unsupported allocator", "glibc malloc not found (static binary?)");
     return 0;
   }
-  if (used != libc_malloc) {
+  if (used != libc_malloc && used != _hg_hook_malloc) { /* our interposer forwards to glibc */
     Dl_info di;
     const char *who = dladdr(used, &di) && di.dli_fname ? di.dli_fname : "another library";
     unsupported(c, "unsupported allocator: malloc is not glibc's, it comes from", who);
