@@ -737,8 +737,8 @@ int hg_writer_stack(struct hg_writer *w, const struct hg_stack *st) {
     const struct hg_stack_frame *f = &st->frames[i];
     if (f->image != HG_NO_OWNER && f->image >= w->image_count)
       return fail(w, HG_EINVAL, "stack frame refers to an image not written yet", 0);
-    n += hg_put_varint(buf + n, f->image == HG_NO_OWNER ? 0 : (uint64_t)f->image + 1);
-    n += hg_put_varint(buf + n, f->offset);
+    n += _hg_put_varint(buf + n, f->image == HG_NO_OWNER ? 0 : (uint64_t)f->image + 1);
+    n += _hg_put_varint(buf + n, f->offset);
   }
   c_array(w, 5);
   c_uint(w, HG_REC_STACK);
@@ -762,7 +762,7 @@ int hg_writer_node_stacks(struct hg_writer *w, uint32_t first, uint32_t n, const
     size_t len = 0;
     for (uint32_t i = 0; i < k; i++) {
       if (ids[at + i] > w->stack_count) return fail(w, HG_EINVAL, "node refers to an unwritten stack", 0);
-      len += hg_put_varint(buf + len, ids[at + i]);
+      len += _hg_put_varint(buf + len, ids[at + i]);
     }
     c_array(w, 3);
     c_uint(w, HG_REC_NODE_STACKS);
