@@ -8,6 +8,7 @@
 
 #include "tools/analysis_cli.h"
 #include "tools/cli_util.h"
+#include "tools/symbolize.h"
 
 int acli_parse(struct acli *a, const char *name, const char *args, const char *limit_help,
                const char *about, const struct cli_opt *extra, int argc, char **argv) {
@@ -80,4 +81,32 @@ const char *acli_edge_name(const struct hg_graph *g, uint32_t e, char *buf, size
   if (f) return f;
   snprintf(buf, size, "+0x%" PRIx32, g->edge_offset[e]);
   return buf;
+}
+
+const struct hg_region *acli_region_of(const struct hg_graph *g, uint64_t addr) {
+  for (uint32_t i = 0; i < g->region_count; i++)
+    if (addr >= g->regions[i].start && addr - g->regions[i].start < g->regions[i].size)
+      return &g->regions[i];
+  return NULL;
+}
+
+void acli_show_node_json(FILE *f, const struct hg_graph *g, char **names, uint32_t v) {
+  const struct hg_region *r = acli_region_of(g, g->node_addr[v]);
+  uint32_t c = g->node_class[v], heap = g->node_heap[v];
+  acli_node_json(f, g, names, v);
+  fputs(",\"class_kind\":", f);
+  cli_json_str(f, c && c <= g->class_count ? hg_class_kind_name(g->classes[c - 1].kind) : NULL);
+  fprintf(f, ",\"flags\":%u,\"heap\":", (unsigned)g->node_flags[v]);
+  cli_json_str(f, heap && heap <= g->heap_count ? g->heaps[heap - 1] : NULL);
+  fputs(",\"region\":", f);
+  cli_json_str(f, r ? (r->name ? r->name : "") : NULL);
+  sym_print_node_stack(f, g, v, 1);
+  fputc('}', f);
+}
+
+void acli_edge_json(FILE *f, const struct hg_graph *g, char **names, uint32_t e, uint32_t other) {
+  acli_node_json(f, g, names, other);
+  fputs(",\"field\":", f);
+  cli_json_str(f, hg_graph_edge_field(g, e));
+  fprintf(f, ",\"offset\":%" PRIu32 ",\"kind\":\"%s\"}", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
 }

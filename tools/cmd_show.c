@@ -16,23 +16,12 @@ static const char about[] =
     "  class, region, roots, and up to N (default 50) incoming and outgoing\n"
     "  references.\n";
 
-static const struct hg_region *region_of(const struct hg_graph *g, uint64_t addr) {
-  for (uint32_t i = 0; i < g->region_count; i++)
-    if (addr >= g->regions[i].start && addr - g->regions[i].start < g->regions[i].size)
-      return &g->regions[i];
-  return NULL;
-}
-
 static void edge_row(const struct hg_graph *g, char **names, uint32_t e, uint32_t other, int json,
                      int first, int out) {
   const char *f = hg_graph_edge_field(g, e);
   if (json) {
     printf("%s", first ? "\n" : ",\n");
-    acli_node_json(stdout, g, names, other);
-    printf(",\"field\":");
-    cli_json_str(stdout, f);
-    printf(",\"offset\":%" PRIu32 ",\"kind\":\"%s\"}", g->edge_offset[e],
-           hg_edge_kind_name(g->edge_kind[e]));
+    acli_edge_json(stdout, g, names, e, other);
   } else {
     printf("  %s+0x%-6" PRIx32 " %-12s %-16s ", out ? "" : "from ", g->edge_offset[e],
            hg_edge_kind_name(g->edge_kind[e]), f ? cli_text(f) : "");
@@ -57,22 +46,15 @@ int cmd_show(int argc, char **argv) {
     fprintf(stderr, "heapgraph show: %s\n", hg_error_string(rc));
     goto out;
   }
-  const struct hg_region *r = region_of(g, g->node_addr[v]);
+  const struct hg_region *r = acli_region_of(g, g->node_addr[v]);
   uint32_t c = g->node_class[v], heap = g->node_heap[v];
   const char *kind = c && c <= g->class_count ? hg_class_kind_name(g->classes[c - 1].kind) : NULL;
   const char *heapname = heap && heap <= g->heap_count ? g->heaps[heap - 1] : NULL;
   uint32_t nout = g->edge_start[v + 1] - g->edge_start[v], nin = g->in_start[v + 1] - g->in_start[v];
   if (a.json) {
     printf("{\"node\":");
-    acli_node_json(stdout, g, names, v);
-    printf(",\"class_kind\":");
-    cli_json_str(stdout, kind);
-    printf(",\"flags\":%u,\"heap\":", (unsigned)g->node_flags[v]);
-    cli_json_str(stdout, heapname);
-    printf(",\"region\":");
-    cli_json_str(stdout, r ? (r->name ? r->name : "") : NULL);
-    sym_print_node_stack(g, v, 1);
-    printf("},\"roots\":[");
+    acli_show_node_json(stdout, g, names, v);
+    printf(",\"roots\":[");
   } else {
     acli_node_text(stdout, g, names, v);
     printf("\n  index %" PRIu32 ", flags%s%s%s", v, g->node_flags[v] & HG_NODE_MALLOC ? " malloc" : "",
@@ -84,7 +66,7 @@ int cmd_show(int argc, char **argv) {
       printf("\n  in region 0x%" PRIx64 "-0x%" PRIx64 " %s", r->start, r->start + r->size,
              r->name ? cli_text(r->name) : "");
     printf("\n");
-    sym_print_node_stack(g, v, 0);
+    sym_print_node_stack(stdout, g, v, 0);
   }
   for (uint32_t i = 0, n = 0; i < g->root_count; i++) {
     if (g->roots[i].target != v) continue;

@@ -185,7 +185,7 @@ int cmd_stacks(int argc, char **argv) {
       printf("%s\n{\"id\":%u,\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"nodes\":%" PRIu64
              ",\"node_bytes\":%" PRIu64 ",\"retained\":%" PRIu64 ",\"frames\":",
              i ? "," : "", id, s->count, s->bytes, c.t[id].nodes, c.t[id].node_bytes, c.t[id].retained);
-      sym_print_stack(c.sym, s, 1, "");
+      sym_print_stack(stdout, c.sym, s, 1, "");
       printf("}");
     }
     printf("],\"large_allocations\":[");
@@ -212,13 +212,13 @@ int cmd_stacks(int argc, char **argv) {
       const struct hg_stack *s = &g->stacks[id - 1];
       printf("#%u  count %" PRIu64 ", bytes %s, nodes %" PRIu64 ", retained %s\n", id, s->count,
              cli_bytes(s->bytes, b1, sizeof b1), c.t[id].nodes, cli_bytes(c.t[id].retained, b2, sizeof b2));
-      sym_print_stack(c.sym, s, 0, "    ");
+      sym_print_stack(stdout, c.sym, s, 0, "    ");
     }
     if (g->large_count) printf("\nlarge allocations (last %u):\n", g->large_count);
     for (uint32_t i = 0; i < g->large_count; i++) {
       printf("  %s at 0x%" PRIx64 " (thread %" PRIu64 "), stack #%u\n", cli_bytes(g->large[i].size, b1, sizeof b1),
              g->large[i].addr, g->large[i].tid, g->large[i].stack);
-      if (g->large[i].stack) sym_print_stack(c.sym, &g->stacks[g->large[i].stack - 1], 0, "    ");
+      if (g->large[i].stack) sym_print_stack(stdout, c.sym, &g->stacks[g->large[i].stack - 1], 0, "    ");
     }
   }
   st = 0;

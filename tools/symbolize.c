@@ -123,45 +123,45 @@ const char *sym_text(const struct sym_frame *f, char *buf, size_t size) {
   return buf;
 }
 
-void sym_print_stack(struct symbolizer *s, const struct hg_stack *st, int json, const char *indent) {
+void sym_print_stack(FILE *out, struct symbolizer *s, const struct hg_stack *st, int json, const char *indent) {
   char buf[1024];
-  if (json) printf("[");
+  if (json) fprintf(out, "[");
   for (uint32_t k = 0; k < st->frame_count; k++) {
     struct sym_frame f;
     sym_resolve(s, &st->frames[k], &f);
     if (!json) {
-      printf("%s%s\n", indent, sym_text(&f, buf, sizeof buf));
+      fprintf(out, "%s%s\n", indent, sym_text(&f, buf, sizeof buf));
       continue;
     }
-    printf("%s{\"image\":", k ? "," : "");
-    cli_json_str(stdout, f.image);
-    printf(",\"offset\":");
-    cli_json_addr(stdout, f.offset);
-    printf(",\"function\":");
-    cli_json_str(stdout, f.function);
-    printf(",\"file\":");
-    cli_json_str(stdout, f.file);
-    printf(",\"line\":%d}", f.line);
+    fprintf(out, "%s{\"image\":", k ? "," : "");
+    cli_json_str(out, f.image);
+    fprintf(out, ",\"offset\":");
+    cli_json_addr(out, f.offset);
+    fprintf(out, ",\"function\":");
+    cli_json_str(out, f.function);
+    fprintf(out, ",\"file\":");
+    cli_json_str(out, f.file);
+    fprintf(out, ",\"line\":%d}", f.line);
   }
-  if (json) printf("]");
+  if (json) fprintf(out, "]");
 }
 
-void sym_print_node_stack(const struct hg_graph *g, uint32_t v, int json) {
+void sym_print_node_stack(FILE *out, const struct hg_graph *g, uint32_t v, int json) {
   uint32_t id = g->node_stack && v < g->node_count ? g->node_stack[v] : 0;
   if (!id || id > g->stack_count) {
-    if (json) printf(",\"stack\":null");
-    else if (g->has_stacks) printf("  allocation stack: not recorded\n");
+    if (json) fprintf(out, ",\"stack\":null");
+    else if (g->has_stacks) fprintf(out, "  allocation stack: not recorded\n");
     return;
   }
   struct symbolizer *s = sym_new(g);
   if (!s) return;
   if (json) {
-    printf(",\"stack\":{\"id\":%u,\"frames\":", id);
-    sym_print_stack(s, &g->stacks[id - 1], 1, "");
-    printf("}");
+    fprintf(out, ",\"stack\":{\"id\":%u,\"frames\":", id);
+    sym_print_stack(out, s, &g->stacks[id - 1], 1, "");
+    fprintf(out, "}");
   } else {
-    printf("  allocated at (stack #%u):\n", id);
-    sym_print_stack(s, &g->stacks[id - 1], 0, "    ");
+    fprintf(out, "  allocated at (stack #%u):\n", id);
+    sym_print_stack(out, s, &g->stacks[id - 1], 0, "    ");
   }
   sym_free(s);
 }

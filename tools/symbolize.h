@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "heapgraph.h"
 
@@ -34,10 +35,10 @@ const char *sym_text(const struct sym_frame *f, char *buf, size_t size);
 
 /* Prints a stack: one "indent + frame" line per frame, or (json) a JSON array
  * of {"image","offset","function","file","line"}. */
-void sym_print_stack(struct symbolizer *s, const struct hg_stack *st, int json, const char *indent);
+void sym_print_stack(FILE *out, struct symbolizer *s, const struct hg_stack *st, int json, const char *indent);
 /* The allocation stack of node v for `heapgraph show`: "allocated at" lines,
  * or (json) `,"stack":{...}` / `,"stack":null`. Nothing in text mode when the
  * snapshot has no stacks. */
-void sym_print_node_stack(const struct hg_graph *g, uint32_t v, int json);
+void sym_print_node_stack(FILE *out, const struct hg_graph *g, uint32_t v, int json);
 
 #endif

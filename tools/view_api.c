@@ -199,20 +199,10 @@ static int64_t node_of(const struct req *r) {
   return v;
 }
 
-static const struct hg_region *region_of(const struct hg_graph *g, uint64_t addr) {
-  for (uint32_t i = 0; i < g->region_count; i++)
-    if (addr >= g->regions[i].start && addr - g->regions[i].start < g->regions[i].size)
-      return &g->regions[i];
-  return NULL;
-}
-
 static void edge_row(const struct req *r, uint32_t e, uint32_t other, int first) {
   const struct hg_graph *g = r->v->g;
   fputs(first ? "\n" : ",\n", r->f);
-  node(r, other);
-  fputs(",\"field\":", r->f);
-  str(r, hg_graph_edge_field(g, e));
-  fprintf(r->f, ",\"offset\":%" PRIu32 ",\"kind\":\"%s\"}", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
+  acli_edge_json(r->f, g, r->v->names, e, other);
 }
 
 static int api_show(const struct req *r) {
@@ -220,18 +210,10 @@ static int api_show(const struct req *r) {
   int64_t n = node_of(r);
   if (n < 0) return 404;
   uint32_t v = (uint32_t)n, k = (uint32_t)num(r, "n", 50, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
-  const struct hg_region *rg = region_of(g, g->node_addr[v]);
-  uint32_t c = g->node_class[v], heap = g->node_heap[v];
   uint32_t nout = g->edge_start[v + 1] - g->edge_start[v], nin = g->in_start[v + 1] - g->in_start[v];
   fputs("{\"node\":", r->f);
-  node(r, v);
-  fputs(",\"class_kind\":", r->f);
-  str(r, c && c <= g->class_count ? hg_class_kind_name(g->classes[c - 1].kind) : NULL);
-  fprintf(r->f, ",\"flags\":%u,\"heap\":", (unsigned)g->node_flags[v]);
-  str(r, heap && heap <= g->heap_count ? g->heaps[heap - 1] : NULL);
-  fputs(",\"region\":", r->f);
-  str(r, rg ? (rg->name ? rg->name : "") : NULL);
-  fputs("},\"roots\":[", r->f);
+  acli_show_node_json(r->f, g, r->v->names, v);
+  fputs(",\"roots\":[", r->f);
   for (uint32_t i = 0, m = 0; i < g->root_count; i++) {
     if (g->roots[i].target != v) continue;
     fprintf(r->f, "%s{\"kind\":\"%s\",\"addr\":", m++ ? "," : "", hg_root_kind_name(g->roots[i].kind));

@@ -259,11 +259,13 @@ static int probe(void) {
 
 /* One block above the largest dynamic mmap threshold (32 MiB on LP64) is
  * mmapped: its header tells how this libc sizes mmapped chunks. Only its
- * header page is touched. */
+ * header page is touched. libc's own malloc/free are called (not an
+ * interposer's, e.g. the allocation-stack recorder's), so the probe never
+ * shows up as one of the app's allocations. */
 #define MMAP_PROBE ((33u << 20) - 4096u)
 
-static int probe_mmap(void) {
-  void *(*volatile get)(size_t) = malloc;
+static int probe_mmap(void *(*libc_malloc)(size_t), void (*libc_free)(void *)) {
+  void *(*volatile get)(size_t) = libc_malloc;
   uintptr_t p = (uintptr_t)get(MMAP_PROBE);
   _hg_glibc.mmap_shape = HG_MMAP_ANY;
   if (!p) return 0; /* no room: each chunk's own size will say */
@@ -276,7 +278,7 @@ static int probe_mmap(void) {
     else if (((sz + 16) & 4095) == 0 && usable == sz - 8) _hg_glibc.mmap_shape = HG_MMAP_LESS_HDR;
     else rc = -1;
   }
-  free((void *)p);
+  libc_free((void *)p);
   return rc;
 }
 
@@ -292,9 +294,10 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
   c->allocator = "unknown";
   void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
   void *libc_malloc = libc ? dlsym(libc, "malloc") : NULL;
+  void *libc_free = libc ? dlsym(libc, "free") : NULL;
   if (libc) dlclose(libc);
   void *used = dlsym(RTLD_DEFAULT, "malloc");
-  if (!libc_malloc || !used) {
+  if (!libc_malloc || !libc_free || !used) {
     unsupported(c, "unsupported allocator", "glibc malloc not found (static binary?)");
     return 0;
   }
@@ -319,7 +322,7 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
     unsupported(c, "unsupported allocator layout", "tcache/fastbin link format not recognised");
     return 0;
   }
-  if (probe_mmap() != 0) {
+  if (probe_mmap((void *(*)(size_t))libc_malloc, (void (*)(void *))libc_free) != 0) {
     unsupported(c, "unsupported allocator layout", "mmapped chunk header not recognised");
     return 0;
   }
