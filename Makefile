@@ -143,8 +143,9 @@ clean:
 # everything its goal needs (deps.sh composes groups, e.g. check includes
 # build). mk/*.mk files may set DEPS.<their goal>; benchmarks and fuzz targets
 # are mapped below. A goal without an entry (e.g. a file such as
-# build/tests/test_x) gets every group: a new goal installs too much, never
-# too little. make runs deps.sh once for all goals asked for, when it reads
+# build/tests/test_x) gets darwin if under build/darwin/, else check, which
+# holds every package but the Darwin cross build's: a new goal installs too
+# much, not too little. make runs deps.sh once for all goals asked for, when it reads
 # this file: before any recipe, whatever the prerequisites or -j. Not under
 # -n/-q (nothing runs then). HG_DEPS=0 skips it (deps.sh must have run).
 DEPS.all       := build
@@ -161,7 +162,7 @@ DEPS.uninstall :=
 DEPS.clean     :=
 $(foreach g,$(BENCH_TARGETS),$(eval DEPS.$(g) ?= bench))
 $(foreach g,$(FUZZ_TARGETS),$(eval DEPS.$(g) ?= fuzz))
-deps_of     = $(if $(filter undefined,$(origin DEPS.$(1))),all,$(DEPS.$(1)))
+deps_of     = $(if $(filter undefined,$(origin DEPS.$(1))),$(if $(filter build/darwin/% darwin%,$(1)),darwin,check),$(DEPS.$(1)))
 DEPS_GROUPS := $(sort $(foreach g,$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL)),$(call deps_of,$(g))))
 DEPS_SKIP   := $(filter 0,$(HG_DEPS))$(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS)))
 ifeq ($(DEPS_SKIP),)

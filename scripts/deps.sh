@@ -47,11 +47,14 @@ for g in "$@"; do
   esac
 done
 
+# one dpkg-query for all (make runs this for every goal it is asked for)
+# shellcheck disable=SC2086
+have=" $(dpkg-query -W -f='${db:Status-Abbrev}=${Package}\n' $want 2>/dev/null |
+         sed -n 's/^ii *=//p' | tr '\n' ' ') "
 missing=""
 for p in $want; do
-  case " $missing " in *" $p "*) continue ;; esac
-  st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
-  case "$st" in ii*) ;; *) missing="$missing $p" ;; esac
+  case " $missing $have " in *" $p "*) continue ;; esac
+  missing="$missing $p"
 done
 
 here=$(cd "$(dirname "$0")/.." && pwd)

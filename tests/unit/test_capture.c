@@ -237,8 +237,8 @@ static void test_timeout(void) {
   o.freeze_timeout_ms = 100;
   CHECK_EQ_U(hg_capture(path, &o), (uint64_t)(int64_t)HG_ETIMEOUT);
   CHECK(access(path, F_OK) != 0);
-  int before = blocker_ticks;
-  usleep(30000);
+  int before = blocker_ticks; /* it runs on: it ticks again (when scheduled) */
+  for (int i = 0; i < 10000 && blocker_ticks == before; i++) usleep(1000);
   CHECK(blocker_ticks > before);
   blocker_run = 0;
   pthread_join(t, NULL);
