@@ -14,7 +14,11 @@
 # is visible inside but /proc, /sys, /dev and, to save downloads, apt's .deb
 # cache ($HG_APT_CACHE, default /var/cache/heapgraph/apt-archives, bound on the
 # root's /var/cache/apt/archives): packages are still installed by the
-# project's own scripts/deps.sh, from an empty dpkg database. Logs:
+# project's own scripts/deps.sh, from an empty dpkg database. Like DNS
+# (debroot.sh copies resolv.conf), this network's TLS trust comes along: local
+# CA certificates (/usr/local/share/ca-certificates, e.g. an egress proxy's)
+# are added to the root's store, or npm (make darwin) cannot reach its
+# registry through such a proxy. Logs:
 # build/fresh-check/ (or $HG_FRESH_OUT), one per command. Needs root.
 set -eu
 
@@ -48,6 +52,10 @@ sh "$here/scripts/debroot.sh" new "$suite" "$root" >/dev/null
 mkdir -p "$root/var/cache/apt/archives"
 mount --bind "$apt_cache" "$root/var/cache/apt/archives"
 bound=1
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  sh "$here/scripts/debroot.sh" run "$root" update-ca-certificates >/dev/null 2>&1
+fi
 git clone -q --no-checkout "$here" "$root/root/heapgraph"
 git -C "$root/root/heapgraph" cat-file -e "$sha^{commit}" 2>/dev/null ||
   git -C "$root/root/heapgraph" fetch -q origin HEAD
