@@ -11,10 +11,12 @@
 #
 # The root is a copy of the cached pristine one (scripts/debroot.sh; built once
 # into /var/cache/heapgraph/roots), removed afterwards. Nothing of this machine
-# is visible inside but /proc, /sys, /dev and, to save downloads, apt's .deb
-# cache ($HG_APT_CACHE, default /var/cache/heapgraph/apt-archives, bound on the
-# root's /var/cache/apt/archives): packages are still installed by the
-# project's own scripts/deps.sh, from an empty dpkg database. Like DNS
+# is visible inside but /proc, /sys and /dev. To save downloads, the .deb files
+# of earlier runs ($HG_APT_CACHE, default /var/cache/heapgraph/apt-archives) are
+# hard-linked into the root's /var/cache/apt/archives first and new ones linked
+# back afterwards (links, not a shared mount: concurrent runs never contend for
+# apt's archive lock): packages are still installed by the project's own
+# scripts/deps.sh, into an empty dpkg database. Like DNS
 # (debroot.sh copies resolv.conf), this network's TLS trust comes along: local
 # CA certificates (/usr/local/share/ca-certificates, e.g. an egress proxy's)
 # are added to the root's store, or npm (make darwin) cannot reach its
@@ -30,28 +32,28 @@ suite=bookworm
 [ $# -gt 0 ] || set -- demo check
 
 sha=$(git -C "$here" rev-parse HEAD)
-mkdir -p "$out" "$apt_cache/partial"
+mkdir -p "$out" "$apt_cache"
 rm -f "$out"/*.log
 root=$(mktemp -d "${TMPDIR:-/var/tmp}/hg-fresh.XXXXXX")
-bound=""
+# $1 -> $2: link (or copy, then rename) each .deb that $2 lacks
+share_debs() {
+  for f in "$1"/*.deb; do
+    [ -f "$f" ] || continue
+    t="$2/${f##*/}"
+    [ -e "$t" ] && continue
+    ln "$f" "$t" 2>/dev/null || { cp "$f" "$t.tmp.$$" && mv -f "$t.tmp.$$" "$t"; } || true
+  done
+}
 cleanup() {
-  if [ -n "$bound" ]; then
-    umount "$root/var/cache/apt/archives" 2>/dev/null || umount -l "$root/var/cache/apt/archives" || true
-    # never remove the root while the shared cache is still bound into it
-    if mountpoint -q "$root/var/cache/apt/archives"; then
-      echo "fresh-check: $root/var/cache/apt/archives still mounted; root left in place" >&2
-      return
-    fi
-  fi
+  share_debs "$root/var/cache/apt/archives" "$apt_cache"
   sh "$here/scripts/debroot.sh" rm "$root"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 sh "$here/scripts/debroot.sh" new "$suite" "$root" >/dev/null
-mkdir -p "$root/var/cache/apt/archives"
-mount --bind "$apt_cache" "$root/var/cache/apt/archives"
-bound=1
+mkdir -p "$root/var/cache/apt/archives/partial"
+share_debs "$apt_cache" "$root/var/cache/apt/archives"
 if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
   cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
   sh "$here/scripts/debroot.sh" run "$root" update-ca-certificates >/dev/null 2>&1
