@@ -143,7 +143,7 @@ clean:
 # everything its goal needs (deps.sh composes groups, e.g. check includes
 # build). mk/*.mk files may set DEPS.<their goal>; benchmarks and fuzz targets
 # are mapped below. A goal without an entry (e.g. a file such as
-# build/tests/test_x) gets darwin if under build/darwin/, else check, which
+# build/tests/test_x) gets darwin or ios under build/darwin|ios/, else check, which
 # holds every package but the Darwin cross build's: a new goal installs too
 # much, not too little. make runs deps.sh once for all goals asked for, when it reads
 # this file: before any recipe, whatever the prerequisites or -j. Not under
@@ -157,12 +157,15 @@ DEPS.fuzz      := fuzz
 DEPS.fuzz-run  := fuzz
 DEPS.fuzz-ci   := fuzz
 DEPS.darwin    := darwin
+DEPS.ios       := ios
+DEPS.check-matrix := build roots
 DEPS.deps      := all
 DEPS.uninstall :=
 DEPS.clean     :=
 $(foreach g,$(BENCH_TARGETS),$(eval DEPS.$(g) ?= bench))
 $(foreach g,$(FUZZ_TARGETS),$(eval DEPS.$(g) ?= fuzz))
-deps_of     = $(if $(filter undefined,$(origin DEPS.$(1))),$(if $(filter build/darwin/% darwin%,$(1)),darwin,check),$(DEPS.$(1)))
+deps_of     = $(if $(filter undefined,$(origin DEPS.$(1))),$(if $(filter build/darwin/% darwin%,$(1)),darwin,$(if \
+                $(filter build/ios/% ios%,$(1)),ios,check)),$(DEPS.$(1)))
 DEPS_GROUPS := $(sort $(foreach g,$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL)),$(call deps_of,$(g))))
 DEPS_SKIP   := $(filter 0,$(HG_DEPS))$(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS)))
 ifeq ($(DEPS_SKIP),)

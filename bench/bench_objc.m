@@ -118,8 +118,7 @@ static int measure(const char *dir, unsigned n, const char *only, struct result 
   static const struct hg_classifier *const without[] = {NULL};
   static struct hg_classifier nodes_only;
   nodes_only = _hg_classifier_objc;
-  nodes_only.edge = NULL; /* classes only: edges stay untyped */
-  nodes_only.edge_identify = NULL;
+  nodes_only.edge_identify = NULL; /* classes only: edges stay untyped */
   nodes_only.edge_map = NULL;
   nodes_only.edge_of = NULL;
   static const struct hg_classifier *const classes_only[] = {&nodes_only, NULL};

@@ -31,3 +31,23 @@ uint32_t _hg_classify_string(struct hg_classify_reg *reg, const char *s) {
   if (hg_writer_string(reg->cap->w, s, &id) != 0) return 0;
   return id;
 }
+
+uint32_t _hg_classify_block(const struct hg_classifier *k, struct hg_classify_reg *reg,
+                            uint64_t addr, uint64_t size, const uint64_t *words, uint32_t nwords,
+                            uint32_t *token) {
+  *token = k->identify(reg->state, reg->cap, addr, size, words, nwords);
+  return *token ? k->class_of(reg, *token) : 0;
+}
+
+uint32_t _hg_classify_edge(const struct hg_classifier *k, struct hg_classify_reg *reg,
+                           uint32_t token, uint64_t offset, uint32_t *field) {
+  *field = 0;
+  if (!token || !k->edge_identify || !k->edge_of) return HG_EDGE_CONSERVATIVE;
+  uint32_t etok = k->edge_identify(reg->state, reg->cap, token, offset);
+  uint32_t kind = etok ? k->edge_of(reg, etok, field) : HG_EDGE_CONSERVATIVE;
+  if (kind < HG_EDGE_STRONG || kind >= HG_EDGE_KIND_COUNT) {
+    *field = 0;
+    return HG_EDGE_CONSERVATIVE;
+  }
+  return kind;
+}

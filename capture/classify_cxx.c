@@ -7,10 +7,11 @@
  *            the loaded images into a cxxabi set in its own mmap
  *            (_hg_cxx_discover: ELF on Linux, Mach-O on Darwin), then
  *            moves it into one buffer of capture scratch.
- *   classify (frozen, no malloc): the cxxabi check on the first word, reading
- *            through the frozen region table; a class is registered with the
- *            writer the first time one of its objects is met (kind
- *            HG_CLASS_CXX, the mangled name as found, '*' prefix dropped).
+ *   identify (frozen, no malloc, either thread): the cxxabi check on the
+ *            first word, reading through the frozen region table;
+ *   class_of (capturing thread): a class is registered with the writer the
+ *            first time one of its objects is met (kind HG_CLASS_CXX, the
+ *            mangled name as found, '*' prefix dropped).
  *   finish   (after thaw): nothing to free: the set was moved into capture
  *            scratch at the end of prepare (so the capture never reports or
  *            scans it as process memory), which the capture unmaps.
@@ -157,11 +158,6 @@ static uint32_t cxx_class_of(struct hg_classify_reg *reg, uint32_t token) {
   return t->class_id == CLASS_FAILED ? 0 : t->class_id;
 }
 
-static uint32_t cxx_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t size,
-                             const uint64_t *words, uint32_t nwords) {
-  return cxx_class_of(reg, cxx_identify(reg->state, reg->cap, addr, size, words, nwords));
-}
-
 static void cxx_finish(struct hg_classify_reg *reg) {
   /* Everything lives in capture scratch, unmapped by the capture itself. */
   reg->state = NULL;
@@ -170,7 +166,6 @@ static void cxx_finish(struct hg_classify_reg *reg) {
 const struct hg_classifier _hg_classifier_cxx = {
     .name = "c++",
     .prepare = cxx_prepare,
-    .classify = cxx_classify,
     .finish = cxx_finish,
     .identify = cxx_identify,
     .class_of = cxx_class_of,

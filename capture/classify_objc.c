@@ -5,17 +5,17 @@
  *   prepare  (before the freeze): copies the runtime's classes into the
  *            table (objc_runtime.c); without a runtime the classifier stays
  *            off and every later call returns at once.
- *   classify (frozen): first word -> class via the isa mask, O(1) lookup,
- *            instance size must fit the block; the class is registered with
- *            the writer on its first instance (so a snapshot lists only
- *            classes that have instances).
- *   edge     (frozen): writer class id -> class, offset -> object ivar of
- *            the class or a superclass; named edge of the ivar's strength.
- *            Split in the halves the scan names edges by: edge_map (class
- *            index -> the class's word map of ivar index + 1, once the
- *            capturing thread has built it at the first instance),
- *            edge_identify (the ivar search, without a map) and edge_of
- *            (ivar -> kind, field name; capturing thread).
+ *   identify (frozen, either thread): first word -> class via the isa
+ *            mask, O(1) lookup, instance size must fit the block;
+ *   class_of (capturing thread): registers the class with the writer on
+ *            its first instance (so a snapshot lists only classes that
+ *            have instances).
+ *   edges    (frozen): offset -> object ivar of the class or a superclass;
+ *            named edge of the ivar's strength: edge_map (class index ->
+ *            the class's word map of ivar index + 1, once the capturing
+ *            thread has built it at the first instance), edge_identify (the
+ *            ivar search, without a map) and edge_of (ivar -> kind, field
+ *            name; capturing thread).
  *
  * One capture at a time (hg_capture serialises them), so the state is a
  * single static; its vectors live in the capture's scratch, which the
@@ -27,7 +27,6 @@
 #include "capture/objc.h"
 
 #define IDC_SIZE 256 /* direct-mapped caches: objects of a few classes mix */
-#define EDC_SIZE 64
 
 struct objc_state {
   struct hg_objc_table t;
@@ -37,9 +36,6 @@ struct objc_state {
     uint64_t isa, size;
     uint32_t token;
   } idc[IDC_SIZE];
-  struct { /* edge(): class id -> class index                             */
-    uint32_t id, cls;
-  } edc[EDC_SIZE];
 };
 
 static struct objc_state state;
@@ -90,12 +86,7 @@ static uint32_t objc_class_of(struct hg_classify_reg *reg, uint32_t token) {
   return c->class_id;
 }
 
-static uint32_t objc_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t size,
-                              const uint64_t *words, uint32_t nwords) {
-  return objc_class_of(reg, objc_identify(reg->state, reg->cap, addr, size, words, nwords));
-}
-
-/* The pure halves of edge(): edge tokens are ivar index + 1. The word
+/* The pure halves of edge naming: edge tokens are ivar index + 1. The word
  * map of a class whose token is `token`, once published (objc_table.c). */
 static const uint32_t *objc_edge_map(void *state, const struct hg_cap *cap, uint32_t token,
                                      uint32_t *words) {
@@ -129,26 +120,6 @@ static uint32_t objc_edge_of(struct hg_classify_reg *reg, uint32_t edge_token, u
   return v->kind;
 }
 
-/* edge() in one piece (the one-thread scan asks the halves; this serves
- * any caller that has only a class id): class id -> class, then the same
- * ivar lookup and answer as the halves. */
-static uint32_t objc_edge(struct hg_classify_reg *reg, uint32_t class_id, uint64_t offset,
-                          uint32_t *field) {
-  struct objc_state *s = reg->state;
-  *field = 0;
-  if (!s || !s->on || !class_id) return HG_EDGE_CONSERVATIVE;
-  uint32_t h = class_id % EDC_SIZE;
-  if (s->edc[h].id != class_id) {
-    s->edc[h].id = class_id;
-    s->edc[h].cls = _hg_objc_find_id(&s->t, class_id);
-  }
-  uint32_t ci = s->edc[h].cls;
-  if (ci == HG_OBJC_NONE) return HG_EDGE_CONSERVATIVE; /* another classifier's class */
-  const struct hg_objc_ivar *v = _hg_objc_ivar_fast(&s->t, ci, offset);
-  if (!v) return HG_EDGE_CONSERVATIVE;
-  return objc_edge_of(reg, (uint32_t)(v - (const struct hg_objc_ivar *)s->t.ivars.base) + 1, field);
-}
-
 static void objc_finish(struct hg_classify_reg *reg) {
   struct objc_state *s = reg->state;
   if (s) s->on = 0; /* the vectors go with the capture's scratch */
@@ -157,8 +128,6 @@ static void objc_finish(struct hg_classify_reg *reg) {
 const struct hg_classifier _hg_classifier_objc = {
     .name = "objc",
     .prepare = objc_prepare,
-    .classify = objc_classify,
-    .edge = objc_edge,
     .finish = objc_finish,
     .identify = objc_identify,
     .class_of = objc_class_of,

@@ -10,6 +10,10 @@
  *                     the data segments that hold global roots
  *   zone_blocks.c     malloc-zone ranges (any order) -> sorted,
  *                     non-overlapping segments and nodes of the capture
+ *   thread_set.c      suspending a task's threads until the set is stable
+ *   image_file.c      type_infos of a loaded image from its file (LC_UUID)
+ *   zone_policy.c     which malloc zones may be enumerated while frozen,
+ *                     the busy test, unwalked zones' memory as root memory
  *
  * The layouts of the Mach structures are defined here from their published
  * field lists (sizes are checked against the SDK headers by static asserts
@@ -22,6 +26,7 @@
 #include <stdint.h>
 
 #include "capture/internal.h"
+#include "machoparse/macho.h"
 
 /* ------------------------------------------------------------ darwin_tags.c */
 
@@ -62,14 +67,35 @@ enum hg_cpu { HG_CPU_ARM64 = 1, HG_CPU_X86_64 = 2 };
 #define HG_X86_AVX_YMMH0 588u
 
 /* Pointer-authentication bits are stripped from fp/lr/sp/pc (arm64e signs
- * them in the thread state); user addresses fit in 47 bits. */
+ * them in the thread state) with the running system's VA mask; this one
+ * (47 bits: macOS, iOS extended VA) is the default when none is known. */
 #define HG_ARM64_VA_MASK 0x00007fffffffffffull
+/* iOS without extended VA: T0SZ 25 -> 39-bit user addresses. */
+#define HG_ARM64_VA_MASK_39 0x0000007fffffffffull
+
+/* The VA mask from a probe: the all-ones address 0x007fffffffffffff after
+ * the hardware stripped it (xpaci clears the bits above the VA size). A
+ * probe that is not 2^k - 1 with 32 <= k <= 55 gives HG_ARM64_VA_MASK. */
+uint64_t _hg_pac_va_mask(uint64_t probe);
+/* v without its pointer-authentication bits (va_mask 0: the default). */
+uint64_t _hg_pac_strip(uint64_t v, uint64_t va_mask);
 
 /* Appends the register words of a general state (and optionally the vector
- * state; NULL/0 to skip) to regs[] (up to max), sets *sp. Returns the number
- * of words written, or 0 when a state is too short for its layout. */
+ * state; NULL/0 to skip) to regs[] (up to max), sets *sp; arm64 fp/lr/sp
+ * are stripped with va_mask (0: HG_ARM64_VA_MASK). Returns the number of
+ * words written, or 0 when a state is too short for its layout. */
 uint32_t _hg_thread_state_regs(int cpu, const void *gp, size_t gp_bytes, const void *vec,
-                               size_t vec_bytes, uint64_t *regs, uint32_t max, uint64_t *sp);
+                               size_t vec_bytes, uint64_t va_mask, uint64_t *regs, uint32_t max,
+                               uint64_t *sp);
+
+/* sizeof(struct _opaque_pthread_t) on LP64 (sys/_pthread/_pthread_types.h:
+ * __PTHREAD_SIZE__ 8176 + sig + cleanup stack). */
+#define HG_DARWIN_PTHREAD_SIZE 8192u
+/* TLS root range of a thread: its pthread_t struct [pthread, pthread +
+ * size) clipped to the VM region [rlo, rhi) that holds it. 1 and [*lo,
+ * *hi), or 0 (no pthread, misaligned, outside the region). */
+int _hg_darwin_tls_range(uint64_t pthread, uint64_t size, uint64_t rlo, uint64_t rhi,
+                         uint64_t *lo, uint64_t *hi);
 
 /* Stack range to scan: from sp minus the red zone (128 bytes on both ABIs)
  * up to the stack top. The stack is [top - size, top) as pthread reports it
@@ -78,6 +104,38 @@ uint32_t _hg_thread_state_regs(int cpu, const void *gp, size_t gp_bytes, const v
  * not inside the stack. */
 int _hg_stack_range(uint64_t sp, uint64_t top, uint64_t size, uint64_t rlo, uint64_t rhi,
                     uint64_t *lo, uint64_t *hi);
+
+/* ------------------------------------------------------------ thread_set.c */
+
+/* The task's threads as the freeze sees them (Mach: thread ports). */
+struct hg_tset_ops {
+  /* Lists the threads into ids[0 .. max), their number in *n; when *n >
+   * max, only the first max were stored (and hold references). 0 or HG_E*. */
+  int (*list)(void *ctx, uint32_t *ids, uint32_t max, uint32_t *n);
+  int (*suspend)(void *ctx, uint32_t id); /* 0, or nonzero: thread gone     */
+  void (*resume)(void *ctx, uint32_t id);
+  void (*release)(void *ctx, uint32_t id); /* drops list()'s reference      */
+  uint64_t (*now)(void *ctx);              /* monotonic nanoseconds         */
+};
+
+struct hg_tset {
+  uint32_t *held;          /* suspended threads, in suspension order       */
+  uint32_t nheld, max;
+  uint32_t *scratch;       /* list buffer                                  */
+  uint32_t scratch_max;
+  uint32_t self;           /* the capturing thread: never suspended        */
+  uint32_t passes;         /* list() calls of the last freeze (and after)  */
+};
+
+/* One pass: suspends the listed threads not yet held. Number added, or
+ * HG_ELIMIT (more threads than max / scratch_max) or list()'s error. */
+int _hg_tset_pass(struct hg_tset *s, const struct hg_tset_ops *o, void *ctx);
+/* Passes until one adds nobody. 0, or HG_ETIMEOUT (now() > deadline
+ * while threads keep appearing) / HG_ELIMIT / error, with every held thread
+ * resumed and released. */
+int _hg_tset_freeze(struct hg_tset *s, const struct hg_tset_ops *o, void *ctx, uint64_t deadline);
+/* Resumes and releases every held thread. */
+void _hg_tset_thaw(struct hg_tset *s, const struct hg_tset_ops *o, void *ctx);
 
 /* ------------------------------------------------------------ image_segments.c */
 
@@ -123,5 +181,59 @@ struct hg_zblock {
  * one VM region and one zone a segment spanning that region (clipped to
  * the previous segment). Regions must already be in c->regions. 0 or error. */
 int _hg_zone_blocks_commit(struct hg_cap *c, struct hg_zblock *blocks, size_t n);
+
+/* ------------------------------------------------------------ image_file.c */
+
+/* Opens, in img, the slice of the Mach-O file data[0, size) (thin or fat)
+ * whose LC_UUID is uuid. 0, HG_ENOTFOUND (no slice matches), HG_EFORMAT. */
+int _hg_macho_open_matching(struct macho_image *img, const void *data, uint64_t size,
+                            const uint8_t uuid[16]);
+/* Receives one class type_info: its address in the process and its mangled
+ * name (without "_Z"). < 0 stops the walk with that code. */
+typedef int (*hg_typeinfo_fn)(void *ctx, uint64_t ti, const char *name, size_t len);
+/* Every class type_info of img (file or loaded), at vmaddr + slide.
+ * Counts candidates (may be NULL). The number passed to add, or < 0:
+ * add's code, or HG_EFORMAT when the fixups could not be read at all (a
+ * loaded image with chained fixups: open its file). */
+int _hg_macho_typeinfos(const struct macho_image *img, uint64_t slide, hg_typeinfo_fn add,
+                        void *ctx, uint32_t *candidates);
+
+/* ------------------------------------------------------------ zone_policy.c */
+
+enum hg_zone_plan_kind {
+  HG_ZONE_WALK = 0,          /* enumerate while frozen (after the busy test) */
+  HG_ZONE_NO_ENUMERATOR = 1, /* nothing to call                              */
+  HG_ZONE_NO_LOCK_QUERY = 2, /* zone_locked NULL or version < 5 (xzone …)    */
+  HG_ZONE_NANO = 3           /* nano v2: the enumerator allocates            */
+};
+
+struct hg_zone_facts {
+  const char *name;          /* zone_name (may be NULL)                      */
+  uint32_t version;          /* malloc_zone_t.version                        */
+  int has_enumerator;        /* introspect && introspect->enumerator         */
+  int has_zone_locked;       /* introspect->zone_locked != NULL              */
+  int helper_present;        /* some zone is named "MallocHelperZone"        */
+};
+
+/* What the freeze protocol does with a zone (enum hg_zone_plan_kind). */
+int _hg_zone_plan(const struct hg_zone_facts *f);
+/* Why a zone is not walked, NULL for HG_ZONE_WALK. */
+const char *_hg_zone_plan_reason(int plan);
+/* The snapshot's heap name: the zone's, plus " (not walked: why)". */
+const char *_hg_zone_heap_name(const char *zone, int plan, char *buf, size_t size);
+/* 1 when the stack-logging lock (msl_locked, may be NULL) or a lock of a
+ * zone planned HG_ZONE_WALK (zone_locked(ctx, i)) is held. */
+int _hg_zones_busy(const uint8_t *plans, uint32_t n, int (*zone_locked)(void *ctx, uint32_t i),
+                   int (*msl_locked)(void *ctx), void *ctx);
+/* A VM range a walked zone reported as its own region. */
+struct hg_zrange {
+  uint64_t lo, hi;
+};
+/* Malloc regions (HG_RK_HEAP) that hold no enumerated segment and overlap
+ * none of the claimed ranges (sorted here in place; NULL = unknown, e.g.
+ * the table overflowed) become anonymous HG_RK_OTHER: scanned
+ * conservatively as root memory. Regions and segments must be sorted.
+ * Returns how many. */
+uint32_t _hg_zone_demote_unwalked(struct hg_cap *c, struct hg_zrange *claimed, size_t nclaimed);
 
 #endif

@@ -82,7 +82,14 @@ struct hg_cregion {
   uint32_t image;         /* image index or HG_NO_OWNER                     */
   uint32_t kind;          /* enum hg_region_kind                            */
   uint32_t tag;           /* Darwin user_tag (0 elsewhere): hg_region.tag   */
+  uint32_t flags;         /* HG_RF_*, set by the backend                    */
 };
+
+/* Anonymous memory (no file behind it): Linux regions without a name or
+ * named "[anon:…]", Darwin regions whose VM objects are all internal
+ * (vm_region_submap_info_64.external_pager == 0). The root scan treats
+ * writable private anonymous non-heap memory as holding roots. */
+#define HG_RF_ANON 1u
 
 struct hg_cimage {
   uint64_t load_addr, bias, size;
@@ -157,6 +164,9 @@ struct hg_cap {
   uint64_t prefault_pages;  /* pages the helper touched ahead of the walk   */
 
   uint64_t heap_lo, heap_hi;  /* bounds of all segments                     */
+  uint64_t nonptr_mask;     /* a word with any of these bits set is never a
+                               pointer (macOS x86_64 ObjC tagged pointers:
+                               bit 0); set by the backend, 0 = none         */
   uint64_t own_lo[4], own_hi[4]; /* heapgraph's own mappings (writer …)     */
   uint32_t own_count;
 

@@ -1,6 +1,8 @@
 /*
  * objc.h — the Objective-C classifier's portable core, shared by
- * objc_isa.c (isa decoding, tagged pointers), objc_layout.c (ivar layout
+ * objc_isa.c (isa decoding, tagged pointers), objc_classdata.c (a class's
+ * class_ro_t facts, Swift bit), swift_fields.c (Swift stored properties
+ * from the reflection metadata), objc_layout.c (ivar layout
  * strings and type encodings), objc_table.c (the class table with O(1)
  * lookups) and objc_runtime.c (reaching the GNU or Apple runtime through
  * dlsym). classify_objc.c glues them to the capture engine's hook.
@@ -30,28 +32,89 @@ struct hg_objc_isa {
   uint64_t magic_mask;   /* non-pointer isa: (isa & magic_mask) == magic_value */
   uint64_t magic_value;
   uint64_t tag_mask;     /* value & tag_mask != 0: tagged pointer (0 = none)  */
+  uint64_t ptr_mask;     /* raw (not nonpointer) isa: signature stripped with
+                            this mask (arm64e; 0 = unsigned)                 */
 };
 
 enum hg_objc_arch {
-  HG_OBJC_ARCH_X86_64 = 1,  /* macOS x86_64                                 */
+  HG_OBJC_ARCH_X86_64 = 1,  /* x86_64 (macOS, simulator)                    */
   HG_OBJC_ARCH_ARM64 = 2,   /* arm64 without pointer authentication         */
-  HG_OBJC_ARCH_ARM64E = 3   /* arm64e and arm64 simulators                  */
+  HG_OBJC_ARCH_ARM64E = 3   /* arm64e (pointer authentication)              */
 };
 
 /* Plain isa, no tagged pointers (the GNU runtime). */
 void _hg_objc_isa_plain(struct hg_objc_isa *m);
-/* Apple's compiled-in masks for an architecture (used when the runtime's
- * objc_debug_* variables cannot be found). 0, or HG_EINVAL. */
-int _hg_objc_isa_apple(struct hg_objc_isa *m, int arch);
+enum hg_objc_os { HG_OBJC_OS_MACOS = 1, HG_OBJC_OS_IOS = 2, HG_OBJC_OS_SIMULATOR = 3 };
+
+/* Apple's masks for the runtime's architecture and OS (used when the
+ * runtime's objc_debug_* variables cannot be found), the class mask
+ * limited to the OS's MACH_VM_MAX_ADDRESS as objc4 does. 0, or HG_EINVAL. */
+int _hg_objc_isa_apple(struct hg_objc_isa *m, int arch, int os);
+/* enum hg_objc_arch of a process from its main executable's Mach-O
+ * cputype/cpusubtype (arm64e = subtype 2 under the capability bits), or 0. */
+int _hg_objc_arch_of(uint32_t cputype, uint32_t cpusubtype);
 /* The class pointer an isa word designates, or 0 when the word cannot be
  * an isa (misaligned, bad magic, zero). */
 uint64_t _hg_objc_isa_class(const struct hg_objc_isa *m, uint64_t isa);
 /* 1 when v is a tagged pointer (an object living in the pointer itself,
  * never a heap block). */
 int _hg_objc_is_tagged(const struct hg_objc_isa *m, uint64_t v);
+/* The bits of the runtime's tagged-pointer mask that make a word "never a
+ * pointer" for the scan (hg_cap.nonptr_mask): the low tag bits only. */
+uint64_t _hg_objc_nonptr_mask(uint64_t tag_mask);
 /* HG_CLASS_SWIFT for Swift mangled class names (_TtC…, _TtGC…, $s…, _$s…),
  * HG_CLASS_OBJC otherwise. */
 uint32_t _hg_objc_name_kind(const char *name);
+/* The readable form of an ObjC-visible Swift class name: "_TtC5MyApp4View"
+ * -> "MyApp.View", nested "_TtCC…" -> "MyApp.Outer.Inner", "_TtCs…" ->
+ * "Swift.…", private discriminators (P<len>_…) skipped. Written to buf;
+ * returns name itself for any other form (or when buf is too small). */
+const char *_hg_swift_readable_name(const char *name, char *buf, size_t size);
+
+/* ------------------------------------------------------ objc_classdata.c */
+
+/* Reads n bytes at addr into out without faulting: 0, or nonzero when the
+ * memory is not readable. */
+typedef int (*hg_objc_read_fn)(void *ctx, uint64_t addr, void *out, size_t n);
+
+struct hg_objc_data_masks {
+  uint64_t rw_mask;     /* objc_debug_class_rw_data_mask                     */
+  uint64_t ptr_mask;    /* arm64e signature strip (0 = unsigned pointers)    */
+  uint64_t swift_bits;  /* FAST_IS_SWIFT_LEGACY | objc_debug_swift_stable_abi_bit */
+};
+
+struct hg_objc_ro {
+  uint32_t ro_flags, instance_start, instance_size; /* class_ro_t, unaligned */
+  int swift;            /* a Swift class (data bits)                         */
+};
+
+/* A realized class's class_ro_t facts, read through rd. 0, HG_EINVAL (bad
+ * arguments) or HG_EFORMAT (unreadable, not realized, inconsistent). */
+int _hg_objc_class_data(uint64_t cls, const struct hg_objc_data_masks *k, hg_objc_read_fn rd,
+                        void *ctx, struct hg_objc_ro *out);
+/* Where the class's ARC layouts start: word_align(instanceStart) when the
+ * class data was read (have_ro) and agrees with the public facts (its
+ * aligned instanceSize equals class_getInstanceSize, instanceStart <= the
+ * first ivar's offset); else the first ivar's offset word-aligned (0 with
+ * no ivars: min_ivar_offset UINT64_MAX). */
+uint64_t _hg_objc_layout_start(const struct hg_objc_ro *ro, int have_ro, uint64_t aligned_size,
+                               uint64_t min_ivar_offset);
+
+/* -------------------------------------------------------- swift_fields.c */
+
+/* Receives one stored property: its name and the edge kind of its first
+ * word (HG_EDGE_STRONG / _WEAK / _UNOWNED, 0 = not a reference). < 0 stops. */
+typedef int (*hg_swift_field_fn)(void *arg, const char *name, size_t len, uint32_t kind);
+/* The edge kind of a field of mangled type m[0, n) found at addr (for
+ * symbolic references, followed through rd; rd may be NULL). */
+uint32_t _hg_swift_type_kind(const char *m, size_t n, uint64_t addr, hg_objc_read_fn rd,
+                             void *ctx, uint64_t ptr_mask);
+/* The stored properties of the Swift class at cls from its field
+ * descriptor, in declaration order. The number passed to fn, 0 when the
+ * class has no reflection metadata, < 0: fn's code, HG_EINVAL or
+ * HG_EFORMAT (unreadable or inconsistent metadata). */
+int _hg_swift_fields(uint64_t cls, uint64_t ptr_mask, hg_objc_read_fn rd, void *ctx,
+                     hg_swift_field_fn fn, void *arg);
 
 /* --------------------------------------------------------- objc_layout.c */
 

@@ -9,10 +9,20 @@
  *     __objc_exec_class / objc_get_class; classes from objc_getClassList;
  *     plain isa; strength from the type encoding (GNU exposes no ARC
  *     layouts: every '@' ivar is strong).
- *   Apple runtime: objc_copyClassList; non-pointer isa masks from
- *     objc_debug_isa_class_mask / _magic_mask / _magic_value and
- *     objc_debug_taggedpointer_mask (compiled-in defaults otherwise);
- *     strength from class_getIvarLayout / class_getWeakIvarLayout.
+ *   Apple runtime: objc_copyRealizedClassList (objc-internal.h, iOS 13 /
+ *     macOS 10.15: the realized classes only) when dlsym finds it, else
+ *     objc_copyClassList (which realizes every class of every image:
+ *     objc-runtime-new.mm, memory at the worst moment); non-pointer isa
+ *     masks from objc_debug_isa_class_mask / _magic_mask / _magic_value and
+ *     objc_debug_taggedpointer_mask, else the defaults for the RUNTIME's
+ *     architecture (the main executable's cpusubtype: an arm64 build of
+ *     heapgraph may run in an arm64e process) and OS; strength from
+ *     class_getIvarLayout / class_getWeakIvarLayout, placed at
+ *     word_align(instanceStart) read from the class data
+ *     (objc_classdata.c), cross-checked with class_getInstanceSize; Swift
+ *     classes by their data bits (objc_debug_swift_stable_abi_bit), with
+ *     readable names for the _TtC forms, and their ivars' strengths from
+ *     the Swift field records (swift_fields.c).
  *
  * No link-time dependency and no Objective-C or Apple header: a process
  * without a runtime pays one failed dlsym and the classifier stays off.
@@ -22,6 +32,9 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__APPLE__)
+#include <mach/mach.h>
+#endif
 
 #include "capture/objc.h"
 
@@ -32,6 +45,8 @@ struct rt {
   int flavor;
   int (*get_class_list)(objc_cls *buf, int max);         /* GNU   */
   objc_cls *(*copy_class_list)(unsigned *count);         /* Apple */
+  int realized_only;      /* copy_class_list is objc_copyRealizedClassList  */
+  struct hg_objc_data_masks data;                        /* Apple */
   const char *(*class_name)(objc_cls);
   size_t (*instance_size)(objc_cls);
   unsigned char (*is_meta)(objc_cls);                     /* BOOL  */
@@ -72,7 +87,10 @@ static int resolve(struct rt *r) {
     r->meta_by_name = (objc_cls(*)(const char *))SYM("objc_getMetaClass");
     if (!r->get_class_list || !r->meta_by_name) return HG_ENOTFOUND;
   } else {
-    r->copy_class_list = (objc_cls * (*)(unsigned *)) SYM("objc_copyClassList");
+    r->copy_class_list = (objc_cls * (*)(unsigned *)) SYM("objc_copyRealizedClassList");
+    r->realized_only = r->copy_class_list != NULL;
+    if (!r->copy_class_list)
+      r->copy_class_list = (objc_cls * (*)(unsigned *)) SYM("objc_copyClassList");
     r->object_class = (objc_cls(*)(void *))SYM("object_getClass");
     r->strong_layout = (const uint8_t *(*)(objc_cls))SYM("class_getIvarLayout");
     r->weak_layout = (const uint8_t *(*)(objc_cls))SYM("class_getWeakIvarLayout");
@@ -84,16 +102,41 @@ static int resolve(struct rt *r) {
   return 0;
 }
 
-/* Apple: the runtime's own isa masks when exported, else ours for the arch
- * we were compiled for. */
-static void apple_isa(struct hg_objc_isa *m) {
-#if defined(__aarch64__) && defined(__arm64e__)
-  _hg_objc_isa_apple(m, HG_OBJC_ARCH_ARM64E);
-#elif defined(__aarch64__)
-  _hg_objc_isa_apple(m, HG_OBJC_ARCH_ARM64);
+/* The OS heapgraph was built for (clang predefines these without headers):
+ * the simulator builds are their own slices. */
+static int build_os(void) {
+#if defined(__APPLE_EMBEDDED_SIMULATOR__)
+  return HG_OBJC_OS_SIMULATOR;
+#elif defined(__ENVIRONMENT_IPHONE_OS_VERSION_MIN_REQUIRED__) || \
+    defined(__ENVIRONMENT_TV_OS_VERSION_MIN_REQUIRED__)
+  return HG_OBJC_OS_IOS;
 #else
-  _hg_objc_isa_apple(m, HG_OBJC_ARCH_X86_64);
+  return HG_OBJC_OS_MACOS;
 #endif
+}
+
+/* The running process's architecture from its main executable's header
+ * (dyld's _dyld_get_image_header(0), found by dlsym). */
+static int runtime_arch(void) {
+  const uint32_t *(*image_header)(uint32_t) =
+      (const uint32_t *(*)(uint32_t))SYM("_dyld_get_image_header");
+  const uint32_t *h = image_header ? image_header(0) : NULL;
+  int arch = h ? _hg_objc_arch_of(h[1], h[2]) : 0;
+  if (arch) return arch;
+#if defined(__aarch64__) && defined(__arm64e__)
+  return HG_OBJC_ARCH_ARM64E;
+#elif defined(__aarch64__)
+  return HG_OBJC_ARCH_ARM64;
+#else
+  return HG_OBJC_ARCH_X86_64;
+#endif
+}
+
+/* Apple: the runtime's own masks when exported, else the defaults for the
+ * runtime's architecture and OS. */
+static void apple_isa(struct hg_objc_isa *m, struct hg_objc_data_masks *d) {
+  int os = build_os();
+  _hg_objc_isa_apple(m, runtime_arch(), os);
   const uintptr_t *cm = SYM("objc_debug_isa_class_mask");
   const uintptr_t *mm = SYM("objc_debug_isa_magic_mask");
   const uintptr_t *mv = SYM("objc_debug_isa_magic_value");
@@ -104,35 +147,99 @@ static void apple_isa(struct hg_objc_isa *m) {
     m->magic_value = *mv;
   }
   if (tm) m->tag_mask = *tm;
+  /* objc-gdb.h: "Use 0x00007ffffffffff8UL or 0xfffffffcUL when this
+   * variable is unavailable"; objc-runtime-new.h: FAST_IS_SWIFT_LEGACY 1,
+   * FAST_IS_SWIFT_STABLE 2 */
+  const uintptr_t *rw = SYM("objc_debug_class_rw_data_mask");
+  const uintptr_t *sw = SYM("objc_debug_swift_stable_abi_bit");
+  d->rw_mask = rw && *rw ? *rw : 0x00007ffffffffff8ull;
+  d->swift_bits = 1u | (sw && *sw ? *sw : 2u);
+  d->ptr_mask = m->ptr_mask;
+}
+
+/* A fault-free read of our own memory (vm_read_overwrite checks the map). */
+static int read_mem(void *ctx, uint64_t addr, void *out, size_t n) {
+  (void)ctx;
+#if defined(__APPLE__)
+  vm_size_t got = 0;
+  return vm_read_overwrite(mach_task_self(), (vm_address_t)addr, (vm_size_t)n,
+                           (vm_address_t)(uintptr_t)out, &got) != KERN_SUCCESS ||
+         got != n;
+#else
+  (void)addr, (void)out, (void)n;
+  return 1; /* the Apple runtime only exists on Apple systems */
+#endif
+}
+
+/* Swift stored properties of one class (swift_fields.c), by name. */
+#define SWIFT_MAX_FIELDS 256
+struct swift_fields {
+  uint32_t n;
+  struct {
+    char name[64];
+    uint32_t kind;
+  } f[SWIFT_MAX_FIELDS];
+};
+
+static int keep_field(void *arg, const char *name, size_t len, uint32_t kind) {
+  struct swift_fields *sf = arg;
+  if (sf->n >= SWIFT_MAX_FIELDS || len >= sizeof sf->f[0].name) return 0;
+  memcpy(sf->f[sf->n].name, name, len);
+  sf->f[sf->n].name[len] = 0;
+  sf->f[sf->n].kind = kind;
+  sf->n++;
+  return 0;
+}
+
+static uint32_t swift_kind(const struct swift_fields *sf, const char *name) {
+  for (uint32_t i = 0; sf && name && i < sf->n; i++)
+    if (!strcmp(sf->f[i].name, name)) return sf->f[i].kind;
+  return 0;
 }
 
 static int add_one(struct hg_objc_table *t, const struct rt *r, objc_cls cls, int meta) {
   const char *name = r->class_name(cls);
   objc_cls sup = r->superclass(cls);
-  uint32_t ci = _hg_objc_add_class(t, (uint64_t)(uintptr_t)cls, name, r->instance_size(cls), meta,
+  struct hg_objc_ro ro = {0, 0, 0, 0};
+  int have_ro = r->flavor == HG_OBJC_APPLE && !meta &&
+                _hg_objc_class_data((uint64_t)(uintptr_t)cls, &r->data, read_mem, NULL, &ro) == 0;
+  char readable[256];
+  if (have_ro && ro.swift) name = _hg_swift_readable_name(name, readable, sizeof readable);
+  size_t size = r->instance_size(cls);
+  uint32_t ci = _hg_objc_add_class(t, (uint64_t)(uintptr_t)cls, name, size, meta,
                                    (uint64_t)(uintptr_t)sup);
   if (ci == HG_OBJC_NONE) return HG_ENOMEM;
+  if (have_ro && ro.swift) _hg_objc_class_at(t, ci)->kind = HG_CLASS_SWIFT;
   if (meta) return 0; /* metaclass ivars describe class objects: not needed */
   unsigned n = 0;
   objc_ivar *iv = r->copy_ivars(cls, &n);
   if (!iv) return 0;
   const uint8_t *strong = r->strong_layout ? r->strong_layout(cls) : NULL;
   const uint8_t *weak = r->weak_layout ? r->weak_layout(cls) : NULL;
-  /* ARC layouts start at the class's word-aligned instanceStart: the
-   * offset of its first own ivar, rounded up (objc4 alignedInstanceStart). */
-  uint64_t start = UINT64_MAX;
+  /* ARC layouts start at the class's word_align(instanceStart) (objc4
+   * alignedInstanceStart), from the class data when it checks out */
+  uint64_t first = UINT64_MAX;
   for (unsigned i = 0; i < n; i++) {
     ptrdiff_t off = r->ivar_offset(iv[i]);
-    if (off >= 0 && (uint64_t)off < start) start = (uint64_t)off;
+    if (off >= 0 && (uint64_t)off < first) first = (uint64_t)off;
   }
-  start = (start + 7u) & ~(uint64_t)7u;
+  uint64_t start = _hg_objc_layout_start(&ro, have_ro, size, first);
+  /* Swift: empty ivar types, no layouts; the field records say what is a
+   * reference (static: add_one never nests, one capture at a time) */
+  static struct swift_fields sf;
+  sf.n = 0;
+  int swift = have_ro && ro.swift &&
+              _hg_swift_fields((uint64_t)(uintptr_t)cls, r->data.ptr_mask, read_mem, NULL,
+                               keep_field, &sf) > 0;
   int rc = 0;
   for (unsigned i = 0; i < n && !rc; i++) {
     ptrdiff_t off = r->ivar_offset(iv[i]);
     if (off < 0) continue;
     const char *type = r->ivar_type(iv[i]);
-    rc = _hg_objc_add_ivar(t, ci, r->ivar_name(iv[i]), (uint64_t)off, type,
-                           _hg_objc_ivar_kind(type, (uint64_t)off, start, strong, weak));
+    const char *iname = r->ivar_name(iv[i]);
+    uint32_t kind = _hg_objc_ivar_kind(type, (uint64_t)off, start, strong, weak);
+    if (!kind && swift && (!type || !*type)) kind = swift_kind(&sf, iname);
+    rc = _hg_objc_add_ivar(t, ci, iname, (uint64_t)off, type, kind);
   }
   free(iv);
   return rc;
@@ -168,7 +275,7 @@ int _hg_objc_runtime_load(struct hg_objc_table *t, struct hg_scratch *s) {
     free(list);
     return rc;
   }
-  if (r.flavor == HG_OBJC_GNU) _hg_objc_isa_plain(&t->isa); else apple_isa(&t->isa);
+  if (r.flavor == HG_OBJC_GNU) _hg_objc_isa_plain(&t->isa); else apple_isa(&t->isa, &r.data);
   for (unsigned i = 0; i < n && !rc; i++) {
     objc_cls cls = list[i];
     if (!cls || (r.is_meta && r.is_meta(cls))) continue;

@@ -32,36 +32,6 @@ HG_NO_ASAN static inline uint32_t block_words(uint64_t addr, uint64_t size,
   return n;
 }
 
-static uint32_t classify_node(struct hg_cap *c, uint64_t addr, uint64_t size) {
-  if (!c->nclassifiers) return 0;
-  uint64_t words[HG_CLASSIFY_WORDS];
-  uint32_t n = block_words(addr, size, words);
-  for (uint32_t i = 0; i < c->nclassifiers; i++) {
-    const struct hg_classifier *k = c->classifiers[i];
-    if (!k->classify) continue;
-    struct hg_classify_reg reg = {c, c->classifier_state[i]};
-    uint32_t id = k->classify(&reg, addr, size, words, n);
-    if (id) return id;
-  }
-  return 0;
-}
-
-/* The kind (and field name) of the edge at byte `off` of a block of class
- * cls, as classifiers [from, to) name it: the first typed answer wins. */
-static uint32_t edge_kind(struct hg_cap *c, uint32_t from, uint32_t to, uint32_t cls, uint64_t off,
-                          uint32_t *field) {
-  *field = 0;
-  for (uint32_t i = from; i < to; i++) {
-    const struct hg_classifier *k = c->classifiers[i];
-    if (!k->edge) continue;
-    struct hg_classify_reg reg = {c, c->classifier_state[i]};
-    uint32_t kind = k->edge(&reg, cls, off, field);
-    if (kind >= HG_EDGE_STRONG && kind < HG_EDGE_KIND_COUNT) return kind;
-    *field = 0;
-  }
-  return HG_EDGE_CONSERVATIVE;
-}
-
 /* The helper's half of classification (classify.h): the first classifier
  * with a non-zero token wins; *which is its index. */
 HG_NO_ASAN static inline __attribute__((always_inline)) uint32_t identify_node(
@@ -78,21 +48,13 @@ HG_NO_ASAN static inline __attribute__((always_inline)) uint32_t identify_node(
   return 0;
 }
 
-/* All classifiers split (classify.h): the helper identifies, this thread
- * only registers. */
-static int split_classifiers(const struct hg_cap *c) {
-  for (uint32_t i = 0; i < c->nclassifiers; i++)
-    if (!c->classifiers[i]->identify || !c->classifiers[i]->class_of) return 0;
-  return 1;
-}
-
-/* A classifier that names its edges in halves (classify.h). */
-static int names_split(const struct hg_classifier *k) {
-  return k->edge && k->edge_identify && k->edge_of;
+/* A classifier that names edges (classify.h: edge_identify and edge_of). */
+static int names_edges(const struct hg_classifier *k) {
+  return k->edge_identify && k->edge_of;
 }
 
 /* How the words of one block get their edge tokens: the block's classifier
- * (when it names edges in halves) and its edge map or, without one,
+ * (when it names edges) and its edge map or, without one,
  * edge_identify() word by word; and what the first words' edges resolved
  * to, once known. */
 #define NAMER_WORDS 16 /* words whose answers a namer keeps */
@@ -114,7 +76,7 @@ __attribute__((noinline)) static struct namer *namer_new(const struct hg_cap *c,
                                                          uint32_t token) {
   struct namer *nm = &namers[token & (NAMERS - 1)];
   const struct hg_classifier *k = c->classifiers[which];
-  if (!names_split(k)) return NULL;
+  if (!names_edges(k)) return NULL;
   *nm = (struct namer){.k = k, .state = c->classifier_state[which], .token = token, .which = which};
   if (k->edge_map) nm->map = k->edge_map(nm->state, c, token, &nm->words);
   nm->final = nm->map || !k->edge_map;
@@ -122,7 +84,7 @@ __attribute__((noinline)) static struct namer *namer_new(const struct hg_cap *c,
 }
 
 /* The namer of a block with token `token` from classifier `which`, or NULL
- * when that classifier does not name edges in halves. */
+ * when that classifier does not name edges. */
 static inline struct namer *namer_of(const struct hg_cap *c, uint32_t which, uint32_t token) {
   struct namer *nm = &namers[token & (NAMERS - 1)];
   if (nm->final && nm->token == token && nm->which == which) return nm;
@@ -133,14 +95,6 @@ static inline uint32_t edge_token(const struct hg_cap *c, const struct namer *nm
   if (nm->map) return off / 8 < nm->words ? nm->map[off / 8] : 0;
   return nm->k->edge_identify(nm->state, c, nm->token, off);
 }
-
-/* How the edges of a block get named: by its edge tokens (nm) when its
- * classifier names them in halves, else by edge() of classifiers [from, to)
- * for class ecls, else not at all (nm NULL, ecls 0). */
-struct naming {
-  struct namer *nm;
-  uint32_t ecls, from, to;
-};
 
 /* What class_of() and edge_of() answered, by token (capturing thread; a
  * token always means the same answer, classify.h): most blocks and edges
@@ -217,22 +171,12 @@ static inline uint32_t named_kind(struct hg_cap *c, struct namer *nm, uint32_t o
   return kind;
 }
 
-/* The naming of the edges of a block of class cls (0: none) whose
- * identify() token from classifier `which` is `token` (0: classified
- * whole, by classify()): by its edge tokens when that classifier names
- * edges in halves, by edge() of that classifier (of all of them without a
- * token) otherwise; not at all without a class or a classifier that names
- * edges (typed). */
-static inline void naming_of(struct hg_cap *c, int typed, uint32_t cls, uint32_t which,
-                             uint32_t token, struct naming *g) {
-  *g = (struct naming){.from = 0, .to = c->nclassifiers};
-  if (!typed || !cls) return;
-  if (token) {
-    g->from = which;
-    g->to = which + 1;
-    if ((g->nm = namer_of(c, which, token))) return;
-  }
-  g->ecls = cls;
+/* The namer of the edges of a block of class cls (0: none) whose
+ * identify() token from classifier `which` is `token`, or NULL when they
+ * stay unnamed (no class, or a classifier that does not name edges). */
+static inline struct namer *naming_of(const struct hg_cap *c, uint32_t cls, uint32_t which,
+                                      uint32_t token) {
+  return cls && token ? namer_of(c, which, token) : NULL;
 }
 
 /* Candidate words are resolved in batches: first the index memory of the
@@ -241,12 +185,10 @@ static inline void naming_of(struct hg_cap *c, int typed, uint32_t cls, uint32_t
  * Independent cache misses overlap instead of queueing. */
 #define BATCH 64
 #define SCAN_AHEAD 1024 /* bytes of block contents prefetched ahead */
-#define CLASSIFY_AHEAD 16 /* blocks whose first line is prefetched for classify */
 
 struct cand {
   uint64_t v;             /* the word                                      */
-  uint32_t src, off, cls; /* cls: the source block's class when classifiers
-                             name its edges by edge() (one-thread scan)    */
+  uint32_t src, off;
   uint32_t etok, which;   /* edge token, from classifier `which` (or 0)   */
   uint32_t nkind, nfield; /* its answer when already known (nkind >= HG_EDGE_STRONG;
                              one-thread scan), else 0 */
@@ -290,17 +232,14 @@ HG_NO_ASAN static void resolve_batch(const struct hg_cap *c, struct cand *b, siz
 }
 
 /* The kind (and field) of a resolved edge: from its edge token (etok of
- * classifier `which`, 0 = none) when it has one, else from edge() of
- * classifiers [from, to) when cls (the source's class; 0 = do not ask) is
- * set; conservative when neither names it, interior when it does not point
- * at the target's first byte. */
-static uint32_t resolved_kind(struct hg_cap *c, uint32_t from, uint32_t to, uint32_t cls,
-                              uint32_t which, uint32_t etok, uint32_t off, int at_start,
-                              uint32_t *field) {
+ * classifier `which`, 0 = none) when it has one; conservative when that
+ * does not name it, interior when it does not point at the target's first
+ * byte. */
+static inline uint32_t resolved_kind(struct hg_cap *c, uint32_t which, uint32_t etok,
+                                     int at_start, uint32_t *field) {
   uint32_t kind = HG_EDGE_CONSERVATIVE;
   *field = 0;
   if (etok) kind = edge_of(c, which, etok, field);
-  if (kind == HG_EDGE_CONSERVATIVE && cls) kind = edge_kind(c, from, to, cls, off, field);
   if (kind == HG_EDGE_CONSERVATIVE && !at_start) kind = HG_EDGE_INTERIOR;
   return kind;
 }
@@ -311,8 +250,7 @@ static int flush_batch(struct hg_cap *c, struct cand *b, size_t n) {
     if (b[k].t == UINT32_MAX) continue;
     uint32_t field = b[k].nfield, kind = b[k].nkind;
     if (!kind)
-      kind = resolved_kind(c, 0, c->nclassifiers, b[k].cls, b[k].which, b[k].etok, b[k].off,
-                           b[k].known == 2, &field);
+      kind = resolved_kind(c, b[k].which, b[k].etok, b[k].known == 2, &field);
     int rc = hg_writer_edge(c->w, b[k].src, b[k].off, b[k].t, kind, field);
     if (rc) return rc;
     c->edges++;
@@ -369,12 +307,6 @@ static inline int blocks_next(struct blocks *b, uint32_t *i, uint64_t *a, uint64
   return 1;
 }
 
-static int typed_edges(const struct hg_cap *c) { /* some classifier names edges */
-  int typed = 0;
-  for (uint32_t i = 0; i < c->nclassifiers; i++) typed |= c->classifiers[i]->edge != NULL;
-  return typed;
-}
-
 /* One-thread scan, a candidate word of a block that nm names: its answer
  * when the namer or the edge_of() memo already knows it (kept in the namer
  * then), else its edge token for flush_batch() to ask edge_of() about —
@@ -410,7 +342,7 @@ static inline void name_word(const struct hg_cap *c, struct namer *nm, struct ca
 typedef int (*flush_fn)(void *ctx, struct cand *b, size_t n, uint32_t node);
 
 HG_NO_ASAN static inline int add_words(const struct hg_cap *c, uint32_t i, uint64_t a, uint64_t z,
-                                       uint32_t cls, struct namer *nm, struct cand *batch,
+                                       struct namer *nm, struct cand *batch,
                                        size_t *n, flush_fn flush, void *ctx) {
   const uint64_t lo = c->heap_lo, hi = c->heap_hi;
   const uint64_t *w = (const uint64_t *)(uintptr_t)a;
@@ -423,7 +355,6 @@ HG_NO_ASAN static inline int add_words(const struct hg_cap *c, uint32_t i, uint6
     b->v = v;
     b->src = i;
     b->off = (uint32_t)(wi * 8);
-    b->cls = cls;
     b->etok = b->which = b->nkind = b->nfield = 0;
     if (nm) name_word(c, nm, b);
     if (*n == BATCH) {
@@ -444,7 +375,6 @@ static int alone_flush(void *ctx, struct cand *b, size_t n, uint32_t node) {
  * as a node, then its words are scanned for edges (the writer keeps node
  * and edge chunks apart; an edge may name a node written later). */
 HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
-  int typed = typed_edges(c), split = c->nclassifiers && split_classifiers(c);
   struct cand batch[BATCH];
   size_t n = 0;
   struct blocks b;
@@ -452,24 +382,18 @@ HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
   uint64_t a, z;
   blocks_init(&b, c);
   while (blocks_next(&b, &i, &a, &z)) {
-    uint32_t cls, which = 0, token = 0;
-    struct naming g;
-    if (split) { /* the same halves as the pipelined scan */
-      token = identify_node(c, a, z, &which);
-      cls = token ? class_of(c, which, token) : 0;
-    } else {
-      cls = classify_node(c, a, z);
-    }
+    uint32_t which = 0, token = identify_node(c, a, z, &which); /* as the helper would */
+    uint32_t cls = token ? class_of(c, which, token) : 0;
     int rc = hg_writer_node(c->w, a, z, cls, b.s->flags, b.s->heap_id);
     if (rc) return rc;
-    naming_of(c, typed, cls, which, token, &g);
-    if ((rc = add_words(c, i, a, z, g.ecls, g.nm, batch, &n, alone_flush, c))) return rc;
+    if ((rc = add_words(c, i, a, z, naming_of(c, cls, which, token), batch, &n, alone_flush, c)))
+      return rc;
   }
   return n ? flush_batch(c, batch, n) : 0;
 }
 
 /* ---- pipelined pass: the helper thread reads every word, identifies each
- * block (when the classifiers are split) and resolves the edges; the
+ * block (when there are classifiers) and resolves the edges; the
  * capturing thread registers the classes, names the edges, and writes the
  * nodes and the edges in order. They meet in two fixed-size tables from
  * scratch: a ring of resolved edges and a ring of identify() tokens, one
@@ -519,7 +443,7 @@ static struct pipeline {
   /* read-only while running */
   _Alignas(64) struct hg_cap *c;
   struct redge *ring;
-  struct tok *toks;             /* the helper identifies (split classifiers), or NULL */
+  struct tok *toks;             /* the helper identifies (classifiers), or NULL */
 } pl; /* one capture at a time (capture lock) */
 
 static inline void cpu_relax(void) {
@@ -630,7 +554,7 @@ HG_NO_ASAN static void resolver(void *arg) {
       uint32_t which = 0, token = identify_node(c, a, z, &which);
       p->toks[i % TOKS] = (struct tok){token, which};
     }
-    if (add_words(c, i, a, z, 0, NULL, batch, &n, emit_flush, p)) return; /* stopped */
+    if (add_words(c, i, a, z, NULL, batch, &n, emit_flush, p)) return; /* stopped */
   }
   if (n && !emit_batch(p, batch, n, batch[n - 1].src)) return;
   publish(p, _hg_node_count(c), 1);
@@ -669,12 +593,12 @@ static void wait_work(struct pipeline *p, uint32_t tail, uint32_t i, uint32_t to
 }
 
 /* Capturing thread: node i's class from its token slot (the helper has
- * written it: an edge of node >= i or done > i has been seen) or, without
- * a helper's tokens, from classify() here; *which, *token: the token's. */
+ * written it: an edge of node >= i or done > i has been seen); 0 without
+ * classifiers; *which, *token: the token's. */
 static inline uint32_t piped_class(struct hg_cap *c, const struct pipeline *p, uint32_t i,
-                                   uint64_t a, uint64_t z, uint32_t *which, uint32_t *token) {
+                                   uint32_t *which, uint32_t *token) {
   *which = *token = 0;
-  if (!p->toks) return classify_node(c, a, z);
+  if (!p->toks) return 0;
   struct tok t = p->toks[i % TOKS];
   if (!t.token || t.which >= c->nclassifiers) return 0;
   *which = t.which;
@@ -684,7 +608,7 @@ static inline uint32_t piped_class(struct hg_cap *c, const struct pipeline *p, u
 
 static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
   size_t nseg = _hg_vec_len(&c->segments);
-  int typed = typed_edges(c), rc = 0;
+  int rc = 0;
   uint32_t tail = 0, told = 0, ntold = 0, head = 0, done = 0; /* head, done: last read */
   const uint32_t total = _hg_node_count(c);
   for (size_t k = 0; k < nseg && !rc; k++) {
@@ -693,14 +617,12 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
     for (uint32_t i = s->first; i < end && !rc; i++) {
       uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
       uint32_t cls = 0, which, token;
-      struct naming g; /* set once the node is written */
+      struct namer *nm = NULL; /* set once the node is written */
       int written = 0;
-      if (!p->toks) { /* classified here, at once; fetch the blocks ahead */
-        if (c->nclassifiers && i + CLASSIFY_AHEAD < end)
-          __builtin_prefetch((const void *)(uintptr_t)_hg_node_addr(c, s, i + CLASSIFY_AHEAD));
-        cls = piped_class(c, p, i, a, z, &which, &token);
+      if (!p->toks) { /* no classifiers: written at once */
+        cls = piped_class(c, p, i, &which, &token);
         if ((rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id))) break;
-        naming_of(c, typed, cls, which, token, &g);
+        nm = naming_of(c, cls, which, token);
         written = 1;
       }
       for (;;) { /* node i's edges, as the helper publishes them */
@@ -709,18 +631,18 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
           if (e->src != i) break; /* a later node's */
           __builtin_prefetch(&p->ring[(tail + 64) % RING]); /* written on the other core */
           if (!written) {
-            cls = piped_class(c, p, i, a, z, &which, &token);
+            cls = piped_class(c, p, i, &which, &token);
             if ((rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id))) break;
-            naming_of(c, typed, cls, which, token, &g);
+            nm = naming_of(c, cls, which, token);
             written = 1;
           }
           uint32_t field, off = e->off & ~7u, kind;
           int at_start = (e->off & AT_START) != 0;
-          if (g.nm) { /* resolved_kind()'s rule, the edge token's answer kept per word */
-            kind = named_kind(c, g.nm, off, &field);
+          if (nm) { /* resolved_kind()'s rule, the edge token's answer kept per word */
+            kind = named_kind(c, nm, off, &field);
             if (kind == HG_EDGE_CONSERVATIVE && !at_start) kind = HG_EDGE_INTERIOR;
           } else {
-            kind = resolved_kind(c, g.from, g.to, g.ecls, 0, 0, off, at_start, &field);
+            kind = resolved_kind(c, 0, 0, at_start, &field);
           }
           if ((rc = hg_writer_edge(c->w, i, off, e->val, kind, field))) break;
           c->edges++;
@@ -739,7 +661,7 @@ static int scan_nodes_piped(struct hg_cap *c, struct pipeline *p) {
         head = __atomic_load_n(&p->head, __ATOMIC_ACQUIRE);
       }
       if (!rc && !written) { /* no edges: no naming either */
-        cls = piped_class(c, p, i, a, z, &which, &token);
+        cls = piped_class(c, p, i, &which, &token);
         rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id);
       }
       if (tail - told >= RING / 8 || i + 1 - ntold >= TOKS / 8) { /* publish in steps */
@@ -763,7 +685,7 @@ int _hg_scan_nodes(struct hg_cap *c) {
   if (!c->ring.base && _hg_vec_init(&c->scratch, &c->ring, sizeof(struct redge), RING))
     return scan_nodes_alone(c);
   if (!c->ring.used && !_hg_vec_push(&c->ring, RING)) return scan_nodes_alone(c);
-  int identify = c->nclassifiers && split_classifiers(c); /* token slots, when the helper identifies */
+  int identify = c->nclassifiers != 0; /* token slots, when the helper identifies */
   if (identify && !c->toks.base && _hg_vec_init(&c->scratch, &c->toks, sizeof(struct tok), TOKS))
     return scan_nodes_alone(c);
   if (identify && !c->toks.used && !_hg_vec_push(&c->toks, TOKS)) return scan_nodes_alone(c);
@@ -851,7 +773,6 @@ static int scan_other(struct hg_cap *c, uint64_t lo, uint64_t hi) {
  * for valgrind; allocator segments inside such a region are skipped, and
  * so are root ranges (scan_other). */
 static int scan_anon(struct hg_cap *c) {
-  const char *names = (const char *)c->strings.base;
   const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
   size_t nseg = _hg_vec_len(&c->segments), k = 0;
   for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
@@ -859,7 +780,7 @@ static int scan_anon(struct hg_cap *c) {
     if (r->kind != HG_RK_OTHER || r->rss == 0 || _hg_region_reservation(r) ||
         (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) != (HG_PROT_READ | HG_PROT_WRITE))
       continue;
-    if (r->name && strncmp(names + r->name, "[anon:", 6) != 0) continue;
+    if (!(r->flags & HG_RF_ANON)) continue;
     uint64_t a = r->start, run_end;
     while (k < nseg && segs[k].end <= a) k++;
     while (a < r->end && _hg_next_resident(&a, r->end, &run_end)) { /* resident runs only */

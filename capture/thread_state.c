@@ -15,6 +15,20 @@
  * Every vector register is split into its two 64-bit halves: each may hold
  * a pointer (compilers keep pointers in vector registers when copying).
  *
+ * Pointer authentication: xnu signs fp/lr/sp/pc in the thread state of
+ * arm64e processes only (osfmk/arm64/status.c); the signature sits above
+ * the process's VA size, which is 47 bits on macOS but 39 on iOS
+ * (osfmk/arm64/proc_reg.h T0SZ_BOOT 25 with 16K pages and subpage L1), or
+ * 47 again for iOS processes with extended VA. The mask is therefore a
+ * runtime fact (_hg_pac_va_mask) passed in by the caller.
+ *
+ * TLS: libpthread puts each thread's pthread_t, whose tsd[] slots hold the
+ * thread-local-variable buffers (dyld ThreadLocalVariables.cpp) and the
+ * autorelease pool's hot page (objc4 NSObject.mm), at the top of the
+ * thread's stack allocation (libpthread pthread.c _pthread_allocate:
+ * t = allocaddr + pthreadoff); _hg_darwin_tls_range clips that struct
+ * (sizeof(struct _opaque_pthread_t), public) to the VM region holding it.
+ *
  * Pure and portable (unit-tested on Linux); never calls malloc.
  */
 #include <string.h>
@@ -32,8 +46,20 @@ static uint32_t put(uint64_t *regs, uint32_t n, uint32_t max, uint64_t v) {
   return n;
 }
 
+uint64_t _hg_pac_va_mask(uint64_t probe) {
+  /* a stripped all-ones address is 2^k - 1 for a VA size of k bits */
+  if (probe & (probe + 1)) return HG_ARM64_VA_MASK;
+  if (probe < (1ull << 32) - 1 || probe > (1ull << 55) - 1) return HG_ARM64_VA_MASK;
+  return probe;
+}
+
+uint64_t _hg_pac_strip(uint64_t v, uint64_t va_mask) {
+  return v & (va_mask ? va_mask : HG_ARM64_VA_MASK);
+}
+
 uint32_t _hg_thread_state_regs(int cpu, const void *gp, size_t gp_bytes, const void *vec,
-                               size_t vec_bytes, uint64_t *regs, uint32_t max, uint64_t *sp) {
+                               size_t vec_bytes, uint64_t va_mask, uint64_t *regs, uint32_t max,
+                               uint64_t *sp) {
   const uint8_t *g = gp, *v = vec;
   uint32_t n = 0;
   *sp = 0;
@@ -41,9 +67,9 @@ uint32_t _hg_thread_state_regs(int cpu, const void *gp, size_t gp_bytes, const v
   if (cpu == HG_CPU_ARM64) {
     if (gp_bytes < HG_ARM_THREAD_STATE64_COUNT * 4u) return 0;
     for (size_t i = 0; i < 29; i++) n = put(regs, n, max, word(g, i * 8));
-    n = put(regs, n, max, word(g, HG_ARM_TS_FP) & HG_ARM64_VA_MASK);
-    n = put(regs, n, max, word(g, HG_ARM_TS_LR) & HG_ARM64_VA_MASK);
-    *sp = word(g, HG_ARM_TS_SP) & HG_ARM64_VA_MASK;
+    n = put(regs, n, max, _hg_pac_strip(word(g, HG_ARM_TS_FP), va_mask));
+    n = put(regs, n, max, _hg_pac_strip(word(g, HG_ARM_TS_LR), va_mask));
+    *sp = _hg_pac_strip(word(g, HG_ARM_TS_SP), va_mask);
     n = put(regs, n, max, *sp);
     if (v && vec_bytes >= 512)
       for (size_t i = 0; i < 64; i++) n = put(regs, n, max, word(v, i * 8));
@@ -83,6 +109,17 @@ int _hg_stack_range(uint64_t sp, uint64_t top, uint64_t size, uint64_t rlo, uint
   uint64_t start = sp >= RED_ZONE ? sp - RED_ZONE : 0;
   if (start < bottom) start = bottom;
   *lo = start & ~(uint64_t)7;
+  *hi = end & ~(uint64_t)7;
+  return *hi > *lo;
+}
+
+int _hg_darwin_tls_range(uint64_t pthread, uint64_t size, uint64_t rlo, uint64_t rhi,
+                         uint64_t *lo, uint64_t *hi) {
+  *lo = *hi = 0;
+  if (!pthread || (pthread & 7) || !size || rhi <= rlo || pthread < rlo || pthread >= rhi)
+    return 0;
+  uint64_t end = pthread + size < pthread || pthread + size > rhi ? rhi : pthread + size;
+  *lo = pthread;
   *hi = end & ~(uint64_t)7;
   return *hi > *lo;
 }

@@ -24,6 +24,7 @@ int (*_hg_watch_capture_override)(const char *path, const struct hg_options *o);
 void _hg_watch_policy_init(struct hg_watch_policy *p, const struct hg_watch_options *o) {
   memset(p, 0, sizeof *p);
   p->threshold = o->footprint_threshold;
+  p->avail_threshold = o->available_threshold;
   p->min_interval_ns = (uint64_t)o->min_interval_ms * 1000000u;
   p->max_captures = o->max_captures;
   p->on_pressure = o->on_pressure;
@@ -36,7 +37,22 @@ uint32_t _hg_watch_decide(const struct hg_watch_policy *p, uint64_t now_ns,
   if (warning) return HG_WATCH_WARNING;
   if (p->on_pressure && s->pressure) return HG_WATCH_PRESSURE;
   if (p->threshold && s->footprint >= p->threshold) return HG_WATCH_FOOTPRINT;
+  if (p->avail_threshold && s->have_available && s->available < p->avail_threshold)
+    return HG_WATCH_LIMIT;
   return HG_WATCH_NONE;
+}
+
+void _hg_watch_set_available(struct hg_watch_sample *s, int have_os, uint64_t os_avail,
+                             int have_task, uint64_t task_remaining) {
+  s->have_available = 0;
+  s->available = 0;
+  if (have_os && os_avail) {
+    s->have_available = 1;
+    s->available = os_avail;
+  } else if (have_task) { /* also when os_proc said 0: over the limit, or no app */
+    s->have_available = 1;
+    s->available = task_remaining;
+  }
 }
 
 void _hg_watch_record(struct hg_watch_policy *p, uint64_t now_ns) {
@@ -50,6 +66,7 @@ const char *_hg_watch_trigger_name(uint32_t trigger) {
     case HG_WATCH_FOOTPRINT: return "footprint-threshold";
     case HG_WATCH_PRESSURE: return "memory-pressure";
     case HG_WATCH_WARNING: return "memory-warning";
+    case HG_WATCH_LIMIT: return "memory-limit";
     default: return "watch";
   }
 }
@@ -122,7 +139,7 @@ static void *watch_main(void *arg) {
     W.wake = 0;
     pthread_mutex_unlock(&W.lock);
 
-    struct hg_watch_sample s = {0, 0};
+    struct hg_watch_sample s = {0, 0, 0, 0};
     if (pr->sample) pr->sample(pr->ctx, &s);
     uint64_t now = pr->now_ns(pr->ctx);
     uint32_t t = _hg_watch_decide(&pol, now, &s, warning);

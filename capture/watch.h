@@ -13,10 +13,13 @@
 struct hg_watch_sample {
   uint64_t footprint;       /* bytes (0 = unknown)                         */
   int pressure;             /* 1: the system reported memory pressure      */
+  int have_available;       /* 1: available is known                       */
+  uint64_t available;       /* bytes the app may still use before its limit */
 };
 
 struct hg_watch_policy {
   uint64_t threshold;       /* footprint bytes, 0 = off                    */
+  uint64_t avail_threshold; /* available bytes, 0 = off                    */
   uint64_t min_interval_ns;
   uint32_t max_captures;    /* 0 = unlimited                               */
   int on_pressure;
@@ -27,10 +30,17 @@ struct hg_watch_policy {
 
 void _hg_watch_policy_init(struct hg_watch_policy *p, const struct hg_watch_options *o);
 /* The trigger (enum hg_watch_trigger) that fires now, or HG_WATCH_NONE:
- * explicit warning first, then pressure, then footprint; none while the
+ * explicit warning first, then pressure, then footprint, then available
+ * memory below its threshold; none while the
  * interval since the last attempt has not passed or the limit is reached. */
 uint32_t _hg_watch_decide(const struct hg_watch_policy *p, uint64_t now_ns,
                           const struct hg_watch_sample *s, int warning);
+/* The app's remaining memory from what the OS said: os_proc_available_memory
+ * (have_os; 0 means "not an app, or over the limit") first, else TASK_VM_INFO
+ * limit_bytes_remaining (have_task: the info had revision 4). Sets
+ * s->available / have_available. */
+void _hg_watch_set_available(struct hg_watch_sample *s, int have_os, uint64_t os_avail,
+                             int have_task, uint64_t task_remaining);
 /* Records an attempt at now_ns. */
 void _hg_watch_record(struct hg_watch_policy *p, uint64_t now_ns);
 /* Metadata trigger string of a watch trigger. */

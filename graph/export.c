@@ -130,7 +130,8 @@ int hg_export(struct hg_graph *g, const struct hg_export_options *opt, hg_write_
   switch (opt->format) {
   case HG_EXPORT_HEAPSNAPSHOT: rc = _hg_export_heapsnapshot(g, opt, o, st); break;
   case HG_EXPORT_DOT: rc = _hg_export_dot(g, opt, o, st); break;
-  case HG_EXPORT_JSON: rc = _hg_export_json(g, opt, o, st); break;
+  case HG_EXPORT_JSON:
+  case HG_EXPORT_JSONL: rc = _hg_export_json(g, opt, o, st); break;
   default: rc = HG_EINVAL; break;
   }
   _hg_out_flush(o);

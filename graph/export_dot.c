@@ -1,13 +1,21 @@
 /*
- * export_dot.c — Graphviz export of a bounded subgraph.
+ * export_dot.c — Graphviz export of a small subgraph a person can read.
  *
- * Two views, both capped at max_nodes nodes and 8 x max_nodes edges so the
- * output stays renderable whatever the snapshot's size:
- *   focus != HG_NONE: breadth-first neighbourhood of the focus node over in-
- *     and out-edges (every kind) up to `depth` hops;
- *   focus == HG_NONE: the top retainers by retained size, each linked (bold
- *     blue) to its nearest shown dominator or to the "roots" node.
- * Real edges between shown nodes are drawn too; weak/unowned ones dashed.
+ * Two views, both bounded whatever the snapshot's size:
+ *   focus == HG_NONE (default, at most 30 nodes): the biggest retainers by
+ *     retained size, at most 4 per class so one class (a long chain, an
+ *     array of the same objects) cannot fill the picture; each class is a
+ *     cluster titled with its reachable count and bytes. Every node is
+ *     linked to its nearest shown dominator (or "roots") by a bold blue
+ *     "dominates" arrow; pointers between shown nodes are drawn once per
+ *     pair (labels joined), and not at all where a dominator arrow already
+ *     joins the same pair in the same direction (its label then names the
+ *     pointer).
+ *   focus != HG_NONE (at most 40 nodes): breadth-first neighbourhood of the
+ *     focus node over in- and out-edges (every kind) up to `depth` hops,
+ *     pointers drawn once per pair.
+ * Weak/unowned pointers are dashed. A legend cluster explains the marks.
+ * Sizes are printed as B / KiB / MiB.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -15,39 +23,121 @@
 
 #include "graph/analysis.h"
 
+#define PER_CLASS 4u   /* top view: nodes shown per class */
+#define EDGE_TEXT 48u  /* pointer labels joined up to this length */
+
 static void label_part(struct _hg_out *o, const char *s) { _hg_out_json_chars(o, s); }
+
+static void human(struct _hg_out *o, uint64_t b) {
+  if (b < 10240)
+    _hg_out_printf(o, "%" PRIu64 " B", b);
+  else if (b < (uint64_t)10 << 20)
+    _hg_out_printf(o, "%.1f KiB", (double)b / 1024);
+  else
+    _hg_out_printf(o, "%.1f MiB", (double)b / (1024 * 1024));
+}
+
+static const char *class_label(const struct hg_graph *g, const struct hg_export_options *opt,
+                               uint32_t v) {
+  const char *cls = _hg_class_display(g, opt, g->node_class[v]);
+  if (cls) return cls;
+  return (g->node_flags[v] & HG_NODE_REGION) ? "(VM region)" : "(unclassified)";
+}
 
 static void node_line(struct _hg_out *o, const struct hg_graph *g,
                       const struct hg_export_options *opt, uint32_t v, const uint64_t *retained,
                       int bold) {
-  const char *cls = _hg_class_display(g, opt, g->node_class[v]);
-  _hg_out_printf(o, "  n%" PRIu32 " [label=\"", v);
-  label_part(o, cls ? cls : "(unclassified)");
-  _hg_out_printf(o, "\\n0x%" PRIx64 "\\n%" PRIu64 " B", g->node_addr[v], g->node_size[v]);
-  if (retained) _hg_out_printf(o, " (retains %" PRIu64 " B)", retained[v]);
-  _hg_out_str(o, bold ? "\", penwidth=3];\n" : "\"];\n");
+  _hg_out_printf(o, "    n%" PRIu32 " [label=\"", v);
+  label_part(o, class_label(g, opt, v));
+  _hg_out_printf(o, "\\n0x%" PRIx64 "\\n", g->node_addr[v]);
+  human(o, g->node_size[v]);
+  if (retained && retained[v] != g->node_size[v]) {
+    _hg_out_str(o, ", retains ");
+    human(o, retained[v]);
+  }
+  _hg_out_str(o, bold ? "\", penwidth=3, fillcolor=\"#ffe9a8\"];\n" : "\"];\n");
 }
 
-/* Real edges whose both ends are in `in`, at most budget of them. */
-static uint64_t edges_between(struct _hg_out *o, const struct hg_graph *g, const uint32_t *sel,
-                              uint32_t count, const uint64_t *in, uint64_t budget) {
-  uint64_t written = 0;
-  for (uint32_t i = 0; i < count && written < budget; i++) {
-    uint32_t v = sel[i];
-    for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && written < budget; e++) {
-      uint32_t t = g->edge_target[e];
-      if (!_hg_bit(in, t)) continue;
-      const char *f = hg_graph_edge_field(g, e);
-      _hg_out_printf(o, "  n%" PRIu32 " -> n%" PRIu32 " [label=\"", v, t);
-      if (f)
-        label_part(o, f);
-      else
-        _hg_out_printf(o, "+%" PRIu32, g->edge_offset[e]);
-      _hg_out_str(o, _hg_retains(g->edge_kind[e]) ? "\"];\n" : "\", style=dashed];\n");
-      written++;
+static void header(struct _hg_out *o, const struct hg_graph *g, const char *view, uint32_t shown,
+                   uint64_t of, uint64_t bytes) {
+  _hg_out_str(o, "digraph heapgraph {\n  label=\"");
+  label_part(o, g->meta.process ? g->meta.process : "heapgraph");
+  _hg_out_printf(o, ": %s (%" PRIu32 " of %" PRIu64 " blocks", view, shown, of);
+  if (bytes) {
+    _hg_out_str(o, ", reachable ");
+    human(o, bytes);
+  }
+  _hg_out_str(o, ")\"; labelloc=t;\n");
+  _hg_out_str(o, ""
+                 "  graph [fontname=\"Helvetica\", fontsize=11, nodesep=0.3, ranksep=0.45];\n"
+                 "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#f4f6fb\", "
+                 "fontname=\"Helvetica\", fontsize=10];\n"
+                 "  edge [fontname=\"Helvetica\", fontsize=8];\n"
+                 "  roots [shape=ellipse, fillcolor=\"#d9ead3\", label=\"roots\"];\n");
+}
+
+static void legend(struct _hg_out *o, int dominators) {
+  _hg_out_str(o, "  subgraph cluster_legend {\n"
+                 "    label=\"legend\"; style=dashed; color=gray; fontsize=10;\n"
+                 "    node [shape=plaintext, style=\"\", fontsize=9, width=0, height=0];\n"
+                 "    lg_box [shape=box, style=\"rounded,filled\", fillcolor=\"#f4f6fb\", "
+                 "label=\"class\\naddress\\nown size, retains (dominated bytes)\"];\n");
+  if (dominators)
+    _hg_out_str(o, "    lg_d1 [label=\"A\"]; lg_d2 [label=\"B\"];\n"
+                   "    lg_d1 -> lg_d2 [color=blue, penwidth=2, label=\"A dominates B (B is freed "
+                   "with A);\\nits label names A's pointer to B, if any\"];\n");
+  _hg_out_str(o, "    lg_p1 [label=\"A\"]; lg_p2 [label=\"B\"];\n"
+                 "    lg_p1 -> lg_p2 [label=\"pointer: field or +byte offset\"];\n"
+                 "    lg_w1 [label=\"A\"]; lg_w2 [label=\"B\"];\n"
+                 "    lg_w1 -> lg_w2 [style=dashed, label=\"weak / unowned (does not retain)\"];\n"
+                 "  }\n");
+}
+
+/* Appends edge e's name to a pair's label (fields or +offsets, joined). */
+static void edge_name(struct _hg_out *o, const struct hg_graph *g, uint32_t e) {
+  const char *f = hg_graph_edge_field(g, e);
+  if (f)
+    label_part(o, f);
+  else
+    _hg_out_printf(o, "+%" PRIu32, g->edge_offset[e]);
+}
+
+/* 1 if e is v's first edge to its target (pairs are drawn once). */
+static int first_to(const struct hg_graph *g, uint32_t v, uint32_t e) {
+  for (uint32_t x = g->edge_start[v]; x < e; x++)
+    if (g->edge_target[x] == g->edge_target[e]) return 0;
+  return 1;
+}
+
+/* One arrow for every pointer v -> t from edge e on: names joined (three,
+ * then "+N more"), dashed when none of them retains. */
+static void pair_line(struct _hg_out *o, const struct hg_graph *g, uint32_t v, uint32_t e) {
+  uint32_t t = g->edge_target[e];
+  _hg_out_printf(o, "  n%" PRIu32 " -> n%" PRIu32 " [label=\"", v, t);
+  int weak = 1;
+  unsigned shown = 0, more = 0;
+  for (uint32_t x = e; x < g->edge_start[v + 1]; x++) {
+    if (g->edge_target[x] != t) continue;
+    weak &= !_hg_retains(g->edge_kind[x]);
+    if (shown < 3) {
+      if (shown++) _hg_out_str(o, ", ");
+      edge_name(o, g, x);
+    } else {
+      more++;
     }
   }
-  return written;
+  if (more) _hg_out_printf(o, " +%u more", more);
+  _hg_out_str(o, weak ? "\", style=dashed];\n" : "\"];\n");
+}
+
+/* The names of v's pointers to t for a dominator arrow's label ("" if none). */
+static void dom_label(struct _hg_out *o, const struct hg_graph *g, uint32_t a, uint32_t t) {
+  unsigned shown = 0;
+  for (uint32_t x = g->edge_start[a]; x < g->edge_start[a + 1] && shown < 3; x++)
+    if (g->edge_target[x] == t) {
+      _hg_out_str(o, shown++ ? ", " : "");
+      edge_name(o, g, x);
+    }
 }
 
 static int is_root_target(const struct hg_graph *g, uint32_t v) {
@@ -57,7 +147,8 @@ static int is_root_target(const struct hg_graph *g, uint32_t v) {
 }
 
 static int around(struct hg_graph *g, const struct hg_export_options *opt, struct _hg_out *o,
-                  struct hg_export_stats *st, uint32_t max_nodes) {
+                  struct hg_export_stats *st) {
+  uint32_t max_nodes = opt->max_nodes ? opt->max_nodes : 40;
   uint32_t depth = opt->depth ? opt->depth : 2, count = 0;
   if (opt->focus >= g->node_count) return HG_EINVAL;
   int rc = hg_graph_build_reverse(g);
@@ -92,61 +183,142 @@ static int around(struct hg_graph *g, const struct hg_export_options *opt, struc
       dist[count++] = dist[head] + 1;
     }
   }
-  _hg_out_str(o, "digraph heapgraph {\n  node [shape=box, fontsize=10];\n"
-                 "  edge [fontsize=8];\n  roots [shape=ellipse, label=\"roots\"];\n");
+  header(o, g, "around the highlighted block", count, g->node_count, 0);
   for (uint32_t i = 0; i < count; i++) {
     node_line(o, g, opt, sel[i], NULL, sel[i] == opt->focus);
     if (is_root_target(g, sel[i])) _hg_out_printf(o, "  roots -> n%" PRIu32 ";\n", sel[i]);
   }
-  st->edges = edges_between(o, g, sel, count, in, (uint64_t)8 * max_nodes);
+  uint64_t budget = (uint64_t)4 * max_nodes, edges = 0;
+  for (uint32_t i = 0; i < count; i++)
+    for (uint32_t e = g->edge_start[sel[i]]; e < g->edge_start[sel[i] + 1] && edges < budget; e++)
+      if (_hg_bit(in, g->edge_target[e]) && first_to(g, sel[i], e)) {
+        pair_line(o, g, sel[i], e);
+        edges++;
+      }
+  legend(o, 0);
   _hg_out_str(o, "}\n");
   st->nodes = count;
+  st->edges = edges;
   free(sel);
   free(dist);
   free(in);
   return 0;
 }
 
+/* Top retainers, at most PER_CLASS per class, biggest first, into sel. */
+static uint32_t pick_top(const struct hg_graph *g, const struct hg_dominators *d, uint32_t max_nodes,
+                         uint32_t *sel) {
+  uint32_t want = d->reachable_count, count = 0;
+  if (want > 64 * max_nodes) want = 64 * max_nodes;
+  uint32_t *cand = malloc(((size_t)want + 1) * sizeof *cand);
+  uint8_t *per = calloc((size_t)g->class_count + 2, 1);
+  if (!cand || !per) {
+    free(cand);
+    free(per);
+    return HG_NONE;
+  }
+  uint32_t k = hg_dominators_top(d, want, cand);
+  /* hg_dominators_top returns a heap order: sort biggest first (ties: index) */
+  for (uint32_t i = 1; i < k; i++) {
+    uint32_t v = cand[i], j = i;
+    while (j && (d->retained[cand[j - 1]] < d->retained[v] ||
+                 (d->retained[cand[j - 1]] == d->retained[v] && cand[j - 1] > v))) {
+      cand[j] = cand[j - 1];
+      j--;
+    }
+    cand[j] = v;
+  }
+  for (uint32_t i = 0; i < k && count < max_nodes; i++) {
+    uint32_t c = g->node_class[cand[i]];
+    if (c > g->class_count) c = 0;
+    if (per[c] >= PER_CLASS) continue;
+    per[c]++;
+    sel[count++] = cand[i];
+  }
+  free(cand);
+  free(per);
+  return count;
+}
+
 static int top(struct hg_graph *g, const struct hg_export_options *opt, struct _hg_out *o,
-               struct hg_export_stats *st, uint32_t max_nodes) {
+               struct hg_export_stats *st) {
+  uint32_t max_nodes = opt->max_nodes ? opt->max_nodes : 30;
   struct hg_dominators *d = NULL;
   int rc = hg_dominators_compute(g, &d);
   if (rc) return rc;
+  uint32_t nc = g->class_count + 1;
   uint32_t *sel = malloc((size_t)max_nodes * sizeof *sel);
   uint64_t *in = _hg_bits_new(g->node_count);
-  if (!sel || !in) {
+  uint64_t *cnt = calloc(nc, sizeof *cnt), *bytes = calloc(nc, sizeof *bytes);
+  uint64_t *cret = calloc(nc, sizeof *cret);
+  uint32_t count = sel && in && cnt && bytes && cret ? pick_top(g, d, max_nodes, sel) : HG_NONE;
+  if (count == HG_NONE || hg_class_retained(g, d, cnt, bytes, cret)) {
     free(sel);
     free(in);
+    free(cnt);
+    free(bytes);
+    free(cret);
     hg_dominators_free(d);
     return HG_ENOMEM;
   }
-  uint32_t count = hg_dominators_top(d, max_nodes, sel);
   for (uint32_t i = 0; i < count; i++) _hg_bit_set(in, sel[i]);
-  _hg_out_str(o, "digraph heapgraph {\n  node [shape=box, fontsize=10];\n"
-                 "  edge [fontsize=8];\n  roots [shape=ellipse, label=\"roots\"];\n");
+  header(o, g, "biggest retainers, at most 4 per class", count, d->reachable_count,
+         d->reachable_bytes);
+  /* one cluster per class, in order of first appearance (biggest first) */
   for (uint32_t i = 0; i < count; i++) {
-    uint32_t v = sel[i];
-    node_line(o, g, opt, v, d->retained, 0);
-    uint32_t a = d->idom[v];
-    while (a < g->node_count && !_hg_bit(in, a)) a = d->idom[a];
-    if (a < g->node_count)
-      _hg_out_printf(o, "  n%" PRIu32 " -> n%" PRIu32, a, v);
-    else
-      _hg_out_printf(o, "  roots -> n%" PRIu32, v);
-    _hg_out_str(o, " [color=blue, penwidth=2, label=\"dominates\"];\n");
+    uint32_t c = g->node_class[sel[i]], seen = 0;
+    for (uint32_t j = 0; j < i && !seen; j++) seen = g->node_class[sel[j]] == c;
+    if (seen) continue;
+    _hg_out_printf(o, "  subgraph cluster_c%" PRIu32 " {\n    label=\"", c);
+    if (c > g->class_count) c = 0;
+    label_part(o, class_label(g, opt, sel[i]));
+    _hg_out_printf(o, " (%" PRIu64 " reachable, ", cnt[c]);
+    human(o, bytes[c]);
+    _hg_out_str(o, " own)\"; style=\"rounded\"; color=\"#9aa7c7\"; fontsize=10;\n");
+    for (uint32_t j = i; j < count; j++)
+      if (g->node_class[sel[j]] == g->node_class[sel[i]]) node_line(o, g, opt, sel[j], d->retained, 0);
+    _hg_out_str(o, "  }\n");
   }
-  st->edges = count + edges_between(o, g, sel, count, in, (uint64_t)8 * max_nodes);
+  uint64_t edges = 0, budget = (uint64_t)4 * max_nodes;
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t v = sel[i], a = d->idom[v];
+    while (a < g->node_count && !_hg_bit(in, a)) a = d->idom[a];
+    if (a < g->node_count) {
+      _hg_out_printf(o, "  n%" PRIu32 " -> n%" PRIu32 " [color=blue, penwidth=2, label=\"", a, v);
+      dom_label(o, g, a, v);
+      _hg_out_str(o, "\"];\n");
+    } else {
+      _hg_out_printf(o, "  roots -> n%" PRIu32 " [color=blue, penwidth=2];\n", v);
+    }
+    edges++;
+  }
+  /* pointers between shown nodes, except where a dominator arrow joins the pair */
+  for (uint32_t i = 0; i < count && edges < budget; i++) {
+    uint32_t v = sel[i];
+    for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && edges < budget; e++) {
+      uint32_t t = g->edge_target[e], a;
+      if (!_hg_bit(in, t) || !first_to(g, v, e)) continue;
+      for (a = d->idom[t]; a < g->node_count && !_hg_bit(in, a);) a = d->idom[a];
+      if (a == v) continue; /* drawn as "v dominates t", named by its label */
+      pair_line(o, g, v, e);
+      edges++;
+    }
+  }
+  legend(o, 1);
   _hg_out_str(o, "}\n");
   st->nodes = count;
+  st->edges = edges;
   free(sel);
   free(in);
+  free(cnt);
+  free(bytes);
+  free(cret);
   hg_dominators_free(d);
   return 0;
 }
 
 int _hg_export_dot(struct hg_graph *g, const struct hg_export_options *opt, struct _hg_out *o,
                    struct hg_export_stats *st) {
-  uint32_t max_nodes = opt->max_nodes ? opt->max_nodes : 100;
-  if (opt->focus != HG_NONE) return around(g, opt, o, st, max_nodes);
-  return top(g, opt, o, st, max_nodes);
+  if (opt->focus != HG_NONE) return around(g, opt, o, st);
+  return top(g, opt, o, st);
 }

@@ -6,6 +6,11 @@
  * memory is bounded by the file size. Indefinite-length strings are passed
  * through as TOK_INDEF_* (the reader rejects them). Every consumed byte goes
  * through xxh64 while p->hashing is set.
+ *
+ * Works with every libcbor Debian ships (0.5 .. newest): when the decoder
+ * needs more data, the bytes the item needs are worked out here from its
+ * head (item_need) instead of from cbor_decoder_result.required, which
+ * libcbor 0.5 lacks.
  */
 #include "graph/pull.h"
 
@@ -97,6 +102,19 @@ void hg_pull_close(struct hg_pull *p) {
   p->win = NULL;
 }
 
+/* Bytes the item at b needs (head, plus payload for a definite string),
+ * from as much of its head as is there: a head cut short needs its full
+ * head first. What newer libcbor reports as `required`. */
+static uint64_t item_need(const uint8_t *b, size_t avail) {
+  unsigned major = b[0] >> 5, info = b[0] & 31;
+  size_t arg = info < 24 ? 0 : info <= 27 ? (size_t)1 << (info - 24) : 0;
+  if (avail < 1 + arg) return 1 + arg;
+  if ((major != 2 && major != 3) || info > 27) return 1 + arg; /* no payload / indefinite */
+  uint64_t len = info < 24 ? info : 0;
+  for (size_t i = 0; i < arg; i++) len = len << 8 | b[1 + i];
+  return len > UINT64_MAX - 9 ? UINT64_MAX : 1 + arg + len;
+}
+
 /* Makes at least `need` bytes available from pos (or all that is left). */
 static int refill(struct hg_pull *p, size_t need) {
   if (p->fd < 0) return 0;
@@ -148,12 +166,11 @@ int hg_pull_next(struct hg_pull *p) {
     }
     if (r.status == CBOR_DECODER_ERROR)
       return perr(p, HG_EFORMAT, p->tok_offset, "malformed CBOR item");
-    /* NEDATA: the item needs r.required bytes from pos. */
-    uint64_t left = p->size - p->tok_offset;
-    if (r.required <= avail || r.required > left || p->fd < 0)
+    /* NEDATA: the item needs more bytes from pos. */
+    uint64_t left = p->size - p->tok_offset, need = item_need(p->mem + p->pos, avail);
+    if (need <= avail || need > left || p->fd < 0)
       return perr(p, HG_ETRUNCATED, p->tok_offset,
-                  r.required > left ? "item extends past the end of the file"
-                                    : "CBOR item is incomplete");
-    if (refill(p, r.required)) return p->err;
+                  need > left ? "item extends past the end of the file" : "CBOR item is incomplete");
+    if (refill(p, (size_t)need)) return p->err;
   }
 }

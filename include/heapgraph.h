@@ -537,27 +537,39 @@ HG_API int hg_diff_classes(const struct hg_graph *old_graph, const struct hg_gra
                            struct hg_diff **out);
 HG_API void hg_diff_free(struct hg_diff *d);
 
-/* Exports. Output goes through `write` (returns 0, or non-zero to fail with
- * HG_EIO). heapsnapshot: a Chrome DevTools heap snapshot (JSON) — node 0 is
- * the synthetic root with children "(GC roots)" (one child per root kind,
- * each pointing at its roots' targets) and "(Unreachable)" (pointing at every
- * block no root reaches); blocks are "native" nodes named by class. Every
- * number must fit uint32: sizes above 4294967295 are written as 4294967295
- * (counted in clamped_sizes); a graph with more than 613566750 nodes (node
- * field count x nodes > 2^32) fails with HG_ELIMIT. dot: Graphviz, bounded by
- * max_nodes: the neighbourhood of `focus` up to `depth` hops, or (focus =
- * HG_NONE) the top retainers with their dominator-tree links. json: the whole
- * graph with dominators and retained sizes. */
+/* Exports (docs/analysis.md, "Exports"). Output goes through `write`
+ * (returns 0, or non-zero to fail with HG_EIO).
+ * heapsnapshot: a Chrome DevTools heap snapshot (JSON) — node 0 is the
+ * synthetic root with children "(GC roots)" (one child per root kind, each
+ * pointing at its roots' targets) and "(Unreachable)" (pointing at each root
+ * leak of hg_leaks_find and at each region node no root reaches). Edges from
+ * a block no root reaches to one a root reaches are written as weak, so
+ * DevTools' dominators and retained sizes of reachable blocks equal
+ * hg_dominators_compute's. Blocks are "native" nodes named by class
+ * (unclassified ones "(unclassified <=N B)" by power-of-two size, region
+ * nodes "(VM regions)") with the odd ids of hg_export_node_ids; synthetic
+ * nodes have small even ids. Every number must fit uint32: sizes above
+ * 4294967295 are written as 4294967295 (counted in clamped_sizes); a graph
+ * with more than 613566750 nodes (node field count x nodes > 2^32) fails
+ * with HG_ELIMIT.
+ * dot: Graphviz, bounded by max_nodes: the neighbourhood of `focus` up to
+ * `depth` hops, or (focus = HG_NONE) the top retainers grouped by class with
+ * their dominator-tree links, and a legend.
+ * json: the whole graph with dominators and retained sizes, as one document;
+ * jsonl: the same as one JSON record per line (meta, classes, nodes, edges,
+ * roots), for any size. 64-bit numbers that can exceed 2^53 are strings. */
 typedef int (*hg_write_fn)(void *ctx, const void *data, size_t len);
 /* Display name for a class (e.g. demangled); may return `name`. The result
  * is copied before the next call. */
 typedef const char *(*hg_name_fn)(void *ctx, const char *name, uint32_t class_kind);
-enum hg_export_format { HG_EXPORT_HEAPSNAPSHOT = 1, HG_EXPORT_DOT = 2, HG_EXPORT_JSON = 3 };
+enum hg_export_format {
+  HG_EXPORT_HEAPSNAPSHOT = 1, HG_EXPORT_DOT = 2, HG_EXPORT_JSON = 3, HG_EXPORT_JSONL = 4
+};
 struct hg_export_options {
   uint32_t format;        /* enum hg_export_format                          */
   uint32_t focus;         /* dot: centre node, or HG_NONE                   */
   uint32_t depth;         /* dot: hops around focus (0 = 2)                 */
-  uint32_t max_nodes;     /* dot: bound (0 = 100)                           */
+  uint32_t max_nodes;     /* dot: bound (0 = 30; with focus 40)             */
   hg_name_fn class_name;  /* NULL = names as stored                         */
   void *class_name_ctx;
 };
@@ -565,9 +577,20 @@ struct hg_export_stats {
   uint64_t nodes, edges;  /* written                                        */
   uint64_t clamped_sizes; /* heapsnapshot: sizes clamped to UINT32_MAX      */
   uint64_t bytes;         /* output bytes                                   */
+  uint64_t moved_ids;     /* heapsnapshot: blocks whose address-derived id
+                             another block took (see hg_export_node_ids)    */
 };
 HG_API int hg_export(struct hg_graph *g, const struct hg_export_options *opt, hg_write_fn write,
                      void *ctx, struct hg_export_stats *stats);
+/* The DevTools node id of every block, as the heapsnapshot export writes
+ * them, into ids[g->node_count]: id = 2 x ((addr >> 4) mod 2^31) + 1, so
+ * (id - 1) x 8 is the block address's low 35 bits and the id stays the same
+ * across snapshots of one process while the block lives. Unique within the
+ * graph: a block whose id a lower-addressed block already has (addresses a
+ * multiple of 32 GiB apart; impossible when the heap spans less than 32 GiB)
+ * gets the next free odd id instead, counted in *moved (may be NULL).
+ * 0, HG_ENOMEM, HG_EINVAL, HG_ELIMIT (more than 2^31 - 1 blocks). */
+HG_API int hg_export_node_ids(const struct hg_graph *g, uint32_t *ids, uint64_t *moved);
 
 /* ------------------------------------------------ 9. Memory-pressure watcher */
 /*
@@ -595,7 +618,8 @@ enum hg_watch_trigger {
   HG_WATCH_NONE = 0,
   HG_WATCH_FOOTPRINT = 1,   /* footprint >= footprint_threshold           */
   HG_WATCH_PRESSURE = 2,    /* system pressure (dispatch source / PSI)    */
-  HG_WATCH_WARNING = 3      /* hg_watch_memory_warning() was called       */
+  HG_WATCH_WARNING = 3,     /* hg_watch_memory_warning() was called       */
+  HG_WATCH_LIMIT = 4        /* available memory < available_threshold     */
 };
 
 typedef void (*hg_watch_fn)(const char *path, int result, uint32_t trigger, void *user);
@@ -614,7 +638,12 @@ struct hg_watch_options {
   const struct hg_options *capture; /* NULL = defaults; trigger is set per capture */
   hg_watch_fn callback;       /* may be NULL                               */
   void *user;
-  uint64_t reserved[4];
+  uint64_t available_threshold; /* bytes; capture when the memory the app may
+                                 still use before its limit falls below this
+                                 (iOS: os_proc_available_memory, else
+                                 TASK_VM_INFO limit_bytes_remaining); 0 =
+                                 off; no effect where the OS reports none  */
+  uint64_t reserved[3];
 };
 
 HG_API void hg_watch_options_init(struct hg_watch_options *o);

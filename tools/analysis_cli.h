@@ -1,8 +1,8 @@
 /*
  * analysis_cli.h — helpers shared by the analysis subcommands (top,
- * dominators, leaks, cycles, path, show, diff, export): common option
- * parsing, node lookup by address, and one-line node descriptions in text
- * and JSON. Builds on cli_util.h; owns no analysis logic.
+ * dominators, leaks, cycles, path, show, diff, export): node lookup by
+ * address and one-line node descriptions in text and JSON. Builds on
+ * cli_util.h; owns no analysis logic (options: cli_opts.h).
  */
 #ifndef HG_TOOLS_ANALYSIS_CLI_H
 #define HG_TOOLS_ANALYSIS_CLI_H
@@ -12,23 +12,8 @@
 
 #include "heapgraph.h"
 
-struct acli {
-  const char *cmd;          /* subcommand name, for messages            */
-  const char *usage;        /* full usage text for --help               */
-  const char *pos[3];       /* positional arguments, in order           */
-  int npos;
-  int json, mangled;
-  long limit;               /* -n N, -1 when absent                     */
-  const char *format;       /* --format X                               */
-  const char *node;         /* --node ADDR                              */
-  long depth;               /* --depth N, -1 when absent                */
-  const char *out;          /* -o FILE                                  */
-};
-
-/* Parses argv into a; returns -1 to continue, else an exit status (0 after
- * --help, 2 on a usage error: message printed). want = positional count. */
-int acli_parse(struct acli *a, int argc, char **argv, int want);
-/* Finds the node for "0xADDR"/decimal address (interior ok) or "#INDEX".
+/* Finds the node for "0xADDR"/decimal address (interior ok), "#INDEX" or a
+ * DevTools heapsnapshot id "@ID" (hg_export_node_ids).
  * Prints an error and returns -1 when there is none. */
 int acli_node(const struct hg_graph *g, const char *cmd, const char *arg, uint32_t *out);
 /* Class label of node v ("(unclassified)" / "(region)" when none). */

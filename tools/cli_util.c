@@ -1,7 +1,7 @@
 /*
- * cli_util.c — shared CLI helpers (see cli_util.h). The only C++ runtime use
- * in heapgraph is here: __cxa_demangle from libstdc++, linked into the CLI
- * only; the library itself stays plain C.
+ * cli_util.c — shared CLI helpers (see cli_util.h). The CLI's one
+ * declaration of __cxa_demangle (libstdc++, linked into the CLI only) is
+ * here; the library has its own demangler in cxxabi/ and stays plain C.
  */
 #include "tools/cli_util.h"
 
@@ -84,8 +84,6 @@ void cli_class_names_free(const struct hg_graph *g, char **names) {
   for (uint32_t c = 0; c <= g->class_count; c++) free(names[c]);
   free(names);
 }
-
-int cli_is_help(const char *arg) { return !strcmp(arg, "--help") || !strcmp(arg, "-h"); }
 
 const char *cli_bytes(uint64_t n, char *buf, size_t size) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

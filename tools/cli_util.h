@@ -1,7 +1,7 @@
 /*
  * cli_util.h — helpers shared by the CLI subcommands: loading a snapshot with
- * a uniform error message, JSON string output, address parsing, option
- * matching and C++ demangling of class names for display.
+ * a uniform error message, JSON string output, address parsing and C++
+ * demangling of class names for display.
  */
 #ifndef HG_TOOLS_CLI_UTIL_H
 #define HG_TOOLS_CLI_UTIL_H
@@ -27,8 +27,6 @@ void cli_class_names_free(const struct hg_graph *g, char **names);
 /* Demangles a C++ type name as stored in type_info (no _Z prefix); returns
  * a malloc'd string, or NULL when it is not a valid mangled type. */
 char *cli_demangle_type(const char *name);
-/* True when argv[i] is the help flag. */
-int cli_is_help(const char *arg);
 /* Human-readable byte count into buf ("1.5 MiB"). */
 const char *cli_bytes(uint64_t n, char *buf, size_t size);
 

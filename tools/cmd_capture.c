@@ -3,72 +3,67 @@
  * self-capture for trying the engine out (`heapgraph capture -o FILE`).
  * Owns only argument parsing; the work is hg_capture().
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "heapgraph.h"
+#include "tools/cli_opts.h"
 #include "tools/commands.h"
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: heapgraph capture [-o FILE] [--mode fork|suspend] [--json]\n"
-          "       heapgraph capture --pid PID [--signal SIG]\n"
-          "\n"
-          "Snapshots are taken inside the process. Three ways:\n"
-          "  1. From code:     #include <heapgraph.h>\n"
-          "                    hg_capture(\"app.hgsnap\", NULL);      /* link -lheapgraph */\n"
-          "  2. Unmodified program, with the agent preloaded:\n"
-          "       LD_PRELOAD=libheapgraph.so HEAPGRAPH_OUTPUT=app-%%n.hgsnap \\\n"
-          "       HEAPGRAPH_SIGNAL=USR2 ./app &          # then: kill -USR2 $!\n"
-          "       LD_PRELOAD=libheapgraph.so HEAPGRAPH_AT_EXIT=1 ./app   # on exit\n"
-          "  3. The same through heapgraph:\n"
-          "       heapgraph run -o app-%%n.hgsnap --signal USR2 -- ./app ARGS\n"
-          "       heapgraph run -o app.hgsnap --at-exit -- ./app ARGS\n"
-          "\n"
-          "  --pid PID [--signal SIG]  send SIG (default USR2) to a process started that way\n"
-          "  -o FILE                   capture this heapgraph process itself (a demo)\n"
-          "  --mode fork|suspend       freeze mode (default fork)\n");
+static const char about[] =
+    "  Snapshots are taken inside the process. Three ways:\n"
+    "  1. From code:     #include <heapgraph.h>\n"
+    "                    hg_capture(\"app.hgsnap\", NULL);      /* link -lheapgraph */\n"
+    "  2. Unmodified program, with the agent preloaded:\n"
+    "       LD_PRELOAD=libheapgraph.so HEAPGRAPH_OUTPUT=app-%n.hgsnap \\\n"
+    "       HEAPGRAPH_SIGNAL=USR2 ./app &          # then: kill -USR2 $!\n"
+    "       LD_PRELOAD=libheapgraph.so HEAPGRAPH_AT_EXIT=1 ./app   # on exit\n"
+    "  3. The same through heapgraph:\n"
+    "       heapgraph run -o app-%n.hgsnap --signal USR2 -- ./app ARGS\n"
+    "       heapgraph run -o app.hgsnap --at-exit -- ./app ARGS\n"
+    "  heapgraph capture --pid PID [--signal SIG] signals a process started that way;\n"
+    "  heapgraph capture -o FILE captures this heapgraph process itself (a demo).\n";
+
+/* "USR2", "SIGUSR2" or a number; 0 when it is none of them. */
+static int signal_number(const char *sig) {
+  const char *s = strncmp(sig, "SIG", 3) ? sig : sig + 3;
+  if (!strcmp(s, "USR1")) return SIGUSR1;
+  if (!strcmp(s, "USR2")) return SIGUSR2;
+  long n;
+  return cli_parse_num(s, 1, 64, &n) ? 0 : (int)n;
 }
 
 int cmd_capture(int argc, char **argv) {
   const char *out = NULL, *mode = NULL, *sig = "USR2";
   long pid = 0;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-      out = argv[++i];
-    } else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
-      mode = argv[++i];
-    } else if (!strcmp(argv[i], "--pid") && i + 1 < argc) {
-      pid = strtol(argv[++i], NULL, 10);
-    } else if (!strcmp(argv[i], "--signal") && i + 1 < argc) {
-      sig = argv[++i];
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else {
-      usage(stderr);
+  int json = 0, nargs;
+  const struct cli_opt opts[] = {
+      CLI_OPT_STR("-o", "FILE", &out, "capture this heapgraph process itself into FILE"),
+      CLI_OPT_CHOICE("--mode", "fork|suspend", &mode, "freeze mode (default fork)"),
+      CLI_JSON(&json),
+      CLI_OPT_NUM("--pid", "PID", &pid, 1, INT_MAX, "send SIG to process PID"),
+      CLI_OPT_STR("--signal", "SIG", &sig, "signal for --pid: USR1, USR2 (default) or a number"),
+      CLI_END};
+  const struct cli_cmd cmd = {"capture", NULL, 0, 0, opts, about, 0};
+  int parsed = cli_parse(&cmd, argc, argv, &nargs);
+  if (parsed >= 0) return parsed;
+  if (pid > 0) {
+    int signo = signal_number(sig);
+    if (!signo) {
+      fprintf(stderr, "heapgraph capture: unknown signal '%s'\n", sig);
       return 2;
     }
-  }
-  if (pid > 0) {
-    static const struct { const char *n; int s; } names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}};
-    const char *s = strncmp(sig, "SIG", 3) ? sig : sig + 3;
-    int signo = atoi(s);
-    for (size_t k = 0; k < 2; k++)
-      if (!strcmp(s, names[k].n)) signo = names[k].s;
-    if (signo <= 0 || kill((pid_t)pid, signo) != 0) {
+    if (kill((pid_t)pid, signo) != 0) {
       perror("heapgraph capture: kill");
       return 1;
     }
     return 0;
   }
   if (!out) {
-    usage(stderr);
+    cli_usage(&cmd, stderr);
     return 2;
   }
   struct hg_options o;

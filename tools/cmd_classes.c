@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
 struct row {
@@ -38,30 +39,20 @@ static unsigned bucket(uint64_t size) {
   return b;
 }
 
+static const char about[] =
+    "  Nodes grouped by class: count and total bytes, sorted by bytes.\n"
+    "  Unclassified blocks are grouped by size class \"(unclassified <=N B)\".\n"
+    "  C++ names are demangled unless --mangled.\n";
+
 int cmd_classes(int argc, char **argv) {
-  const char *path = NULL;
-  int json = 0, mangled = 0;
+  int json = 0, mangled = 0, nargs;
   long limit = -1;
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      printf("usage: heapgraph classes FILE [--json] [--mangled] [-n N]\n"
-             "  Nodes grouped by class: count and total bytes, sorted by bytes.\n"
-             "  Unclassified blocks are grouped by size class \"(unclassified <=N B)\".\n"
-             "  C++ names are demangled unless --mangled. -n limits the rows.\n");
-      return 0;
-    } else if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--mangled")) mangled = 1;
-    else if (!strcmp(argv[i], "-n") && i + 1 < argc) limit = atol(argv[++i]);
-    else if (!path) path = argv[i];
-    else {
-      fprintf(stderr, "heapgraph classes: unexpected argument '%s'\n", argv[i]);
-      return 2;
-    }
-  }
-  if (!path) {
-    fprintf(stderr, "usage: heapgraph classes FILE [--json] [--mangled] [-n N]\n");
-    return 2;
-  }
+  const struct cli_opt opts[] = {CLI_JSON(&json), CLI_MANGLED(&mangled),
+                                 CLI_LIMIT(&limit, "at most N rows (the total counts all)"), CLI_END};
+  const struct cli_cmd cmd = {"classes", "FILE", 1, 1, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
+  if (st >= 0) return st;
+  const char *path = argv[1];
   struct hg_graph *g = cli_load(path, 0);
   if (!g) return 1;
   char **names = cli_class_names(g, mangled);

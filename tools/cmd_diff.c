@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
-static const char usage[] =
-    "usage: heapgraph diff OLD NEW [-n N] [--json] [--mangled]\n"
+static const char about[] =
     "  Per-class count and byte changes from OLD to NEW, biggest growth first\n"
     "  (N rows, default 30; classes matched by name and kind; \"new\" marks\n"
     "  classes absent from OLD).\n";
@@ -22,11 +22,15 @@ static void name_of(const struct hg_class_delta *c, int mangled, char **out) {
 }
 
 int cmd_diff(int argc, char **argv) {
-  struct acli a = {.cmd = "diff", .usage = usage};
-  int st = acli_parse(&a, argc, argv, 2);
+  int json = 0, mangled = 0, nargs;
+  long limit = -1;
+  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "rows shown (default 30)"), CLI_JSON(&json),
+                                 CLI_MANGLED(&mangled), CLI_END};
+  const struct cli_cmd cmd = {"diff", "OLD NEW", 2, 2, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 0 ? 30 : (uint32_t)a.limit;
-  struct hg_graph *old = cli_load(a.pos[0], 0), *nw = old ? cli_load(a.pos[1], 0) : NULL;
+  uint32_t k = limit < 0 ? 30 : (uint32_t)limit;
+  struct hg_graph *old = cli_load(argv[1], 0), *nw = old ? cli_load(argv[2], 0) : NULL;
   if (!old || !nw) {
     hg_graph_free(old);
     return 1;
@@ -40,7 +44,7 @@ int cmd_diff(int argc, char **argv) {
     return 1;
   }
   int64_t dc = (int64_t)(d->new_count - d->old_count), db = (int64_t)(d->new_bytes - d->old_bytes);
-  if (a.json)
+  if (json)
     printf("{\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64 ",\"new_count\":%" PRIu64
            ",\"new_bytes\":%" PRIu64 ",\"classes\":[",
            d->old_count, d->old_bytes, d->new_count, d->new_bytes);
@@ -50,10 +54,10 @@ int cmd_diff(int argc, char **argv) {
   for (uint32_t i = 0; i < d->count && i < k; i++) {
     const struct hg_class_delta *c = &d->classes[i];
     char *dem;
-    name_of(c, a.mangled, &dem);
+    name_of(c, mangled, &dem);
     const char *name = dem ? dem : c->name;
     int64_t cb = (int64_t)(c->new_bytes - c->old_bytes), cc = (int64_t)(c->new_count - c->old_count);
-    if (a.json) {
+    if (json) {
       printf("%s{\"class\":", i ? ",\n" : "\n");
       cli_json_str(stdout, name);
       printf(",\"kind\":\"%s\",\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64
@@ -68,7 +72,7 @@ int cmd_diff(int argc, char **argv) {
     }
     free(dem);
   }
-  if (a.json) printf("]}\n");
+  if (json) printf("]}\n");
   else if (d->count > k) printf("… %" PRIu32 " more classes (-n)\n", d->count - k);
   hg_diff_free(d);
   hg_graph_free(old);

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
-static const char usage[] =
-    "usage: heapgraph dominators FILE ADDR [-n N] [--json] [--mangled]\n"
+static const char about[] =
     "  ADDR is an address inside a node (0x…) or #INDEX. Prints the chain of\n"
     "  immediate dominators from the node up to the roots (each would free the\n"
     "  node if it went away) and the N (default 20) nodes it dominates directly.\n";
@@ -24,19 +24,23 @@ static int by_retained(const void *a, const void *b) {
 }
 
 int cmd_dominators(int argc, char **argv) {
-  struct acli a = {.cmd = "dominators", .usage = usage};
-  int st = acli_parse(&a, argc, argv, 2);
+  int json = 0, mangled = 0, nargs;
+  long limit = -1;
+  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "dominated nodes shown (default 20)"), CLI_JSON(&json),
+                                 CLI_MANGLED(&mangled), CLI_END};
+  const struct cli_cmd cmd = {"dominators", "FILE ADDR", 2, 2, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit, node = 0;
-  struct hg_graph *g = cli_load(a.pos[0], 0);
+  uint32_t k = limit < 0 ? 20 : (uint32_t)limit, node = 0;
+  struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 1;
   struct hg_dominators *d = NULL;
   char **names = NULL;
   uint32_t *kids = NULL, nk = 0;
   st = 1;
-  if (acli_node(g, a.cmd, a.pos[1], &node)) goto out;
+  if (acli_node(g, cmd.name, argv[2], &node)) goto out;
   int rc = hg_dominators_compute(g, &d);
-  names = cli_class_names(g, a.mangled);
+  names = cli_class_names(g, mangled);
   if (!rc && !names) rc = HG_ENOMEM;
   if (rc) {
     fprintf(stderr, "heapgraph dominators: %s\n", hg_error_string(rc));
@@ -51,7 +55,7 @@ int cmd_dominators(int argc, char **argv) {
   sort_d = d;
   qsort(kids, nk, sizeof *kids, by_retained);
   int reachable = d->idom[node] != HG_NONE;
-  if (a.json) {
+  if (json) {
     printf("{\"node\":");
     acli_node_json(stdout, g, names, node);
     printf(",\"retained\":%" PRIu64 "},\"reachable\":%s,\"chain\":[", d->retained[node],

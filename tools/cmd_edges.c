@@ -6,32 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
+static const char about[] =
+    "  Lists edges: source node address, byte offset of the pointer in the source,\n"
+    "  target node address, kind (conservative/interior/strong/weak/unowned) and\n"
+    "  field name.\n";
+
 int cmd_edges(int argc, char **argv) {
-  const char *path = NULL, *from = NULL;
-  int json = 0;
+  const char *from = NULL;
+  int json = 0, nargs;
   long limit = -1;
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      printf("usage: heapgraph edges FILE [--from ADDR] [--json] [--limit N]\n"
-             "  Lists edges: source node address, byte offset of the pointer in the source,\n"
-             "  target node address, kind (conservative/interior/strong/weak/unowned) and\n"
-             "  field name. --from ADDR keeps the out-edges of the node containing ADDR.\n");
-      return 0;
-    } else if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--from") && i + 1 < argc) from = argv[++i];
-    else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atol(argv[++i]);
-    else if (!path) path = argv[i];
-    else {
-      fprintf(stderr, "heapgraph edges: unexpected argument '%s'\n", argv[i]);
-      return 2;
-    }
-  }
-  if (!path) {
-    fprintf(stderr, "usage: heapgraph edges FILE [--from ADDR] [--json]\n");
-    return 2;
-  }
+  const struct cli_opt opts[] = {
+      CLI_OPT_STR("--from", "ADDR", &from, "only the out-edges of the node containing ADDR"),
+      CLI_JSON(&json), CLI_LIMIT(&limit, "at most N edges"), CLI_END};
+  const struct cli_cmd cmd = {"edges", "FILE", 1, 1, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
+  if (st >= 0) return st;
+  const char *path = argv[1];
   struct hg_graph *g = cli_load(path, 0);
   if (!g) return 1;
   uint32_t lo = 0, hi = g->node_count;

@@ -1,5 +1,5 @@
 /*
- * cmd_export.c — `heapgraph export FILE --format heapsnapshot|dot|json
+ * cmd_export.c — `heapgraph export FILE --format heapsnapshot|dot|json|jsonl
  * [-o OUT] [--node ADDR] [--depth N] [-n N] [--mangled]`: writes the graph
  * for other tools (Chrome DevTools' Memory panel, Graphviz, scripts).
  */
@@ -7,16 +7,17 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
-static const char usage[] =
-    "usage: heapgraph export FILE --format heapsnapshot|dot|json [-o OUT]\n"
-    "                        [--node ADDR] [--depth N] [-n N] [--mangled]\n"
-    "  heapsnapshot  Chrome DevTools heap snapshot (load it in the Memory panel)\n"
+static const char about[] =
+    "  heapsnapshot  Chrome DevTools heap snapshot (load it in the Memory panel);\n"
+    "                a DevTools @ID is `heapgraph show FILE @ID`\n"
     "  dot           Graphviz: the neighbourhood of --node (--depth hops, default\n"
-    "                2) or, without --node, the top retainers; at most -n nodes\n"
-    "                (default 100)\n"
+    "                2) or, without --node, the top retainers grouped by class;\n"
+    "                at most -n nodes (default 30; 40 with --node)\n"
     "  json          the whole graph with dominators and retained sizes\n"
+    "  jsonl         the same, one JSON record per line (any size)\n"
     "  Output goes to OUT or stdout. C++ class names are demangled unless --mangled.\n";
 
 static int write_file(void *ctx, const void *data, size_t len) {
@@ -31,32 +32,39 @@ static const char *demangle(void *ctx, const char *name, uint32_t kind) {
 }
 
 int cmd_export(int argc, char **argv) {
-  struct acli a = {.cmd = "export", .usage = usage};
-  int st = acli_parse(&a, argc, argv, 1);
+  const char *format = NULL, *node = NULL, *outpath = NULL;
+  long depth = -1, limit = -1;
+  int mangled = 0, nargs;
+  const struct cli_opt opts[] = {
+      CLI_REQ_CHOICE("--format", "heapsnapshot|dot|json|jsonl", &format, "output format"),
+      CLI_OPT_STR("-o", "OUT", &outpath, "write to OUT instead of stdout"),
+      CLI_OPT_STR("--node", "ADDR", &node, "dot: the node to centre on (0x…, #INDEX or @ID)"),
+      CLI_OPT_NUM("--depth", "N", &depth, 0, CLI_MAX_COUNT, "dot: hops around --node (default 2)"),
+      CLI_LIMIT(&limit, "dot: at most N nodes (default 30; 40 with --node)"),
+      CLI_MANGLED(&mangled),
+      CLI_END};
+  const struct cli_cmd cmd = {"export", "FILE", 1, 1, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
   if (st >= 0) return st;
   struct hg_export_options o = {.focus = HG_NONE};
-  if (!a.format) o.format = 0;
-  else if (!strcmp(a.format, "heapsnapshot")) o.format = HG_EXPORT_HEAPSNAPSHOT;
-  else if (!strcmp(a.format, "dot")) o.format = HG_EXPORT_DOT;
-  else if (!strcmp(a.format, "json")) o.format = HG_EXPORT_JSON;
-  if (!o.format) {
-    fprintf(stderr, "heapgraph export: --format heapsnapshot, dot or json\n%s", usage);
-    return 2;
-  }
-  o.depth = a.depth > 0 ? (uint32_t)a.depth : 0;
-  o.max_nodes = a.limit > 0 ? (uint32_t)a.limit : 0;
+  if (!strcmp(format, "heapsnapshot")) o.format = HG_EXPORT_HEAPSNAPSHOT;
+  else if (!strcmp(format, "dot")) o.format = HG_EXPORT_DOT;
+  else if (!strcmp(format, "jsonl")) o.format = HG_EXPORT_JSONL;
+  else o.format = HG_EXPORT_JSON;
+  o.depth = depth > 0 ? (uint32_t)depth : 0;
+  o.max_nodes = limit > 0 ? (uint32_t)limit : 0;
   char *last = NULL;
-  if (!a.mangled) {
+  if (!mangled) {
     o.class_name = demangle;
     o.class_name_ctx = &last;
   }
-  struct hg_graph *g = cli_load(a.pos[0], 0);
+  struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 1;
   st = 1;
   FILE *out = stdout;
-  if (a.node && acli_node(g, a.cmd, a.node, &o.focus)) goto done;
-  if (a.out && !(out = fopen(a.out, "wb"))) {
-    perror(a.out);
+  if (node && acli_node(g, cmd.name, node, &o.focus)) goto done;
+  if (outpath && !(out = fopen(outpath, "wb"))) {
+    perror(outpath);
     goto done;
   }
   struct hg_export_stats s;
@@ -69,9 +77,12 @@ int cmd_export(int argc, char **argv) {
   if (rc) {
     fprintf(stderr, "heapgraph export: %s%s\n", hg_error_string(rc),
             rc == HG_ELIMIT ? " (the format's uint32 numbers cannot hold this graph)" : "");
-    if (a.out) remove(a.out);
+    if (outpath) remove(outpath);
     goto done;
   }
+  if (s.moved_ids)
+    fprintf(stderr, "heapgraph export: %llu blocks share an address-derived id with a block 32 GiB "
+            "apart and got the next free id\n", (unsigned long long)s.moved_ids);
   if (s.clamped_sizes)
     fprintf(stderr, "heapgraph export: %llu node sizes above 4294967295 written as 4294967295\n",
             (unsigned long long)s.clamped_sizes);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
 static void totals(const struct hg_graph *g, uint64_t *bytes, uint64_t *classified) {
@@ -93,28 +94,17 @@ static void print_text(const struct hg_graph *g, const char *path) {
            (double)g->file_size / ((double)g->node_count + g->edge_count));
 }
 
+static const char about[] =
+    "  Metadata (platform, process, trigger, capture timings, app key/values),\n"
+    "  record counts, total node bytes, and whether the checksum holds.\n";
+
 int cmd_info(int argc, char **argv) {
-  const char *path = NULL;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      printf("usage: heapgraph info FILE [--json]\n"
-             "  Metadata (platform, process, trigger, capture timings, app key/values),\n"
-             "  record counts, total node bytes, and whether the checksum holds.\n");
-      return 0;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if (!path) {
-      path = argv[i];
-    } else {
-      fprintf(stderr, "heapgraph info: unexpected argument '%s'\n", argv[i]);
-      return 2;
-    }
-  }
-  if (!path) {
-    fprintf(stderr, "usage: heapgraph info FILE [--json]\n");
-    return 2;
-  }
+  int json = 0, nargs;
+  const struct cli_opt opts[] = {CLI_JSON(&json), CLI_END};
+  const struct cli_cmd cmd = {"info", "FILE", 1, 1, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
+  if (st >= 0) return st;
+  const char *path = argv[1];
   struct hg_graph *g = cli_load(path, HG_LOAD_ALLOW_BAD_CHECKSUM);
   if (!g) return 1;
   if (json)

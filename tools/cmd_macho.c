@@ -19,26 +19,16 @@
 
 #include "heapgraph.h"
 #include "machoparse/macho.h"
+#include "tools/cli_opts.h"
+#include "tools/cli_util.h"
 #include "tools/commands.h"
-
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 enum mode { M_NONE, M_BIND, M_LAZY, M_WEAK, M_REBASE, M_CHAINED, M_TYPEINFO, M_INFO };
 
-static void usage(FILE *out) {
-  fprintf(out,
-          "usage: heapgraph macho FILE [--arch ARCH] [--json]\n"
-          "         (--bind | --lazy-bind | --weak-bind | --rebase | --chained-fixups |\n"
-          "          --typeinfo | --info)\n\n"
-          "  --bind, --lazy-bind, --weak-bind, --rebase   LC_DYLD_INFO opcode tables, in the\n"
-          "                      format of llvm-objdump --macho --bind (etc.)\n"
-          "  --chained-fixups    every fixup (chained or threaded) as llvm-objdump-16\n"
-          "                      --macho --dyld-info prints it (alias --dyld-info)\n"
-          "  --typeinfo          C++ type_info objects: address, kind, demangled name\n"
-          "  --info              header, load commands, tables located\n"
-          "  --arch ARCH         slice of a fat file (arm64, arm64e, x86_64, x86_64h)\n"
-          "  --json              one JSON object per line instead of tables\n");
-}
+static const char about[] =
+    "  Prints one table (exactly one of the table options): --bind, --lazy-bind,\n"
+    "  --weak-bind and --rebase in the format of llvm-objdump --macho --bind (etc.),\n"
+    "  --chained-fixups as llvm-objdump-16 --macho --dyld-info.\n";
 
 /* ---- Helpers ---- */
 
@@ -75,17 +65,6 @@ static void fixup_names(const struct macho_image *img, const struct macho_fixup 
     n->sect[0] = 0;
     n->valid = 0;
   }
-}
-
-static void json_str(FILE *o, const char *s) {
-  fputc('"', o);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(o, "\\%c", c);
-    else if (c < 0x20) fprintf(o, "\\u%04x", c);
-    else fputc(c, o);
-  }
-  fputc('"', o);
 }
 
 static const char *kind_name(uint32_t k) {
@@ -203,17 +182,17 @@ static void print_json(FILE *o, const struct macho_image *img, const struct mach
   char lib[256];
   fixup_names(img, f, n);
   fprintf(o, "{\"kind\":\"%s\",\"segment\":", kind_name(f->kind));
-  json_str(o, f->segment == UINT32_MAX ? NULL : n->seg);
+  cli_json_str(o, f->segment == UINT32_MAX ? "" : n->seg);
   fprintf(o, ",\"section\":");
-  json_str(o, f->segment == UINT32_MAX ? NULL : n->sect);
+  cli_json_str(o, f->segment == UINT32_MAX ? "" : n->sect);
   fprintf(o, ",\"vmaddr\":%" PRIu64, f->vmaddr);
   if (f->kind == MACHO_FIXUP_REBASE) {
     if (f->pointer_format) fprintf(o, ",\"target\":%" PRIu64, f->target);
   } else {
     fprintf(o, ",\"ordinal\":%" PRId64 ",\"dylib\":", f->ordinal);
-    json_str(o, ordinal_name(img, f->ordinal, lib, sizeof lib));
+    cli_json_str(o, ordinal_name(img, f->ordinal, lib, sizeof lib));
     fprintf(o, ",\"symbol\":");
-    json_str(o, f->symbol);
+    cli_json_str(o, f->symbol ? f->symbol : "");
     fprintf(o, ",\"addend\":%" PRId64 ",\"weak_import\":%s", f->addend,
             (f->flags & MACHO_FIXUP_WEAK_IMPORT) ? "true" : "false");
   }
@@ -320,14 +299,13 @@ static int print_typeinfo(const char *path, const struct macho_image *img, int j
   int rc;
   macho_typeinfo_begin(&it, img);
   while ((rc = macho_typeinfo_next(&it, &t)) > 0) {
-    int st = -1;
-    char *dem = t.name ? __cxa_demangle(t.name, NULL, NULL, &st) : NULL;
-    const char *shown = dem && st == 0 ? dem : t.name ? t.name : "?";
+    char *dem = cli_demangle_type(t.name);
+    const char *shown = dem ? dem : t.name ? t.name : "?";
     if (json) {
       printf("{\"vmaddr\":%" PRIu64 ",\"kind\":\"%s\",\"mangled\":", t.vmaddr, ti_kinds[t.kind]);
-      json_str(stdout, t.name);
+      cli_json_str(stdout, t.name ? t.name : "");
       printf(",\"name\":");
-      json_str(stdout, shown);
+      cli_json_str(stdout, shown);
       printf(",\"non_unique\":%s}\n", t.non_unique ? "true" : "false");
     } else {
       printf("0x%016" PRIx64 " %-9s %s%s\n", t.vmaddr, ti_kinds[t.kind], shown,
@@ -350,7 +328,7 @@ static void version(char *buf, size_t cap, uint32_t v) {
 
 static int print_info_json(const char *path, const struct macho_image *img) {
   printf("{\"file\":");
-  json_str(stdout, path);
+  cli_json_str(stdout, path);
   printf(",\"arch\":\"%s\",\"filetype\":%u,\"slice_offset\":%" PRIu64 ",\"ncmds\":%u", img->arch,
          img->filetype, img->slice_off, img->ncmds);
   if (img->has_uuid) {
@@ -360,18 +338,19 @@ static int print_info_json(const char *path, const struct macho_image *img) {
   }
   printf(",\"platform\":%u,\"minos\":%u,\"sdk\":%u,\"install_name\":", img->platform, img->minos,
          img->sdk);
-  if (img->install_name) json_str(stdout, img->install_name);
+  if (img->install_name) cli_json_str(stdout, img->install_name);
   else printf("null");
   printf(",\"dylibs\":[");
   for (uint32_t i = 0; i < img->dylib_count; i++) {
     if (i) printf(",");
-    json_str(stdout, macho_dylib_name(img, i + 1));
+    const char *name = macho_dylib_name(img, i + 1);
+    cli_json_str(stdout, name ? name : "");
   }
   printf("],\"segments\":[");
   for (uint32_t i = 0; i < img->segment_count; i++) {
     const struct macho_segment *g = &img->segments[i];
     printf("%s{\"name\":", i ? "," : "");
-    json_str(stdout, g->name);
+    cli_json_str(stdout, g->name);
     printf(",\"vmaddr\":%" PRIu64 ",\"vmsize\":%" PRIu64 ",\"fileoff\":%" PRIu64 ",\"filesize\":%" PRIu64
            ",\"nsects\":%u}", g->vmaddr, g->vmsize, g->fileoff, g->filesize, g->nsects);
   }
@@ -418,25 +397,28 @@ static int print_info(const char *path, const struct macho_image *img) {
 /* ---- Entry ---- */
 
 int cmd_macho(int argc, char **argv) {
-  const char *path = NULL, *arch = NULL;
-  enum mode m = M_NONE;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
-    else if (!strcmp(a, "--arch") && i + 1 < argc) arch = argv[++i];
-    else if (!strcmp(a, "--json")) json = 1;
-    else if (!strcmp(a, "--bind")) m = M_BIND;
-    else if (!strcmp(a, "--lazy-bind")) m = M_LAZY;
-    else if (!strcmp(a, "--weak-bind")) m = M_WEAK;
-    else if (!strcmp(a, "--rebase")) m = M_REBASE;
-    else if (!strcmp(a, "--chained-fixups") || !strcmp(a, "--dyld-info")) m = M_CHAINED;
-    else if (!strcmp(a, "--typeinfo")) m = M_TYPEINFO;
-    else if (!strcmp(a, "--info")) m = M_INFO;
-    else if (a[0] != '-' && !path) path = a;
-    else { usage(stderr); return 2; }
+  const char *arch = NULL;
+  int m = M_NONE, json = 0, nargs;
+  const struct cli_opt opts[] = {
+      CLI_OPT_STR("--arch", "ARCH", &arch, "slice of a fat file (arm64, arm64e, x86_64, x86_64h)"),
+      CLI_OPT_FLAG("--json", &json, "one JSON object per line instead of tables"),
+      CLI_OPT_SET("--bind", &m, M_BIND, "LC_DYLD_INFO bind opcodes"),
+      CLI_OPT_SET("--lazy-bind", &m, M_LAZY, "LC_DYLD_INFO lazy bind opcodes"),
+      CLI_OPT_SET("--weak-bind", &m, M_WEAK, "LC_DYLD_INFO weak bind opcodes"),
+      CLI_OPT_SET("--rebase", &m, M_REBASE, "LC_DYLD_INFO rebase opcodes"),
+      CLI_OPT_SET("--chained-fixups|--dyld-info", &m, M_CHAINED, "every fixup, chained or threaded"),
+      CLI_OPT_SET("--typeinfo", &m, M_TYPEINFO, "C++ type_info objects: address, kind, demangled name"),
+      CLI_OPT_SET("--info", &m, M_INFO, "header, load commands, tables located"),
+      CLI_END};
+  const struct cli_cmd cmd = {"macho", "FILE", 1, 1, opts, about, 0};
+  int parsed = cli_parse(&cmd, argc, argv, &nargs);
+  if (parsed >= 0) return parsed;
+  if (m == M_NONE) {
+    fprintf(stderr, "heapgraph macho: which table? (one of --bind … --info)\n");
+    cli_usage(&cmd, stderr);
+    return 2;
   }
-  if (!path || m == M_NONE) { usage(stderr); return 2; }
+  const char *path = argv[1];
   static char obuf[1 << 16];
   setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
   int fd = open(path, O_RDONLY);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
 static void flags_str(uint8_t f, char *out, size_t size) {
@@ -13,30 +14,22 @@ static void flags_str(uint8_t f, char *out, size_t size) {
            f & HG_NODE_MMAPPED ? "+mmap" : "");
 }
 
+static const char about[] =
+    "  Lists nodes in address order: index, address, size, flags, out/in degree,\n"
+    "  class.\n";
+
 int cmd_nodes(int argc, char **argv) {
-  const char *path = NULL, *cls = NULL;
-  int json = 0, mangled = 0;
+  const char *cls = NULL;
+  int json = 0, mangled = 0, nargs;
   long limit = -1;
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      printf("usage: heapgraph nodes FILE [--class NAME] [--json] [--mangled] [--limit N]\n"
-             "  Lists nodes in address order. --class keeps nodes whose class (demangled\n"
-             "  or mangled) equals NAME; \"-\" selects unclassified nodes.\n");
-      return 0;
-    } else if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--mangled")) mangled = 1;
-    else if (!strcmp(argv[i], "--class") && i + 1 < argc) cls = argv[++i];
-    else if (!strcmp(argv[i], "--limit") && i + 1 < argc) limit = atol(argv[++i]);
-    else if (!path) path = argv[i];
-    else {
-      fprintf(stderr, "heapgraph nodes: unexpected argument '%s'\n", argv[i]);
-      return 2;
-    }
-  }
-  if (!path) {
-    fprintf(stderr, "usage: heapgraph nodes FILE [--class NAME] [--json]\n");
-    return 2;
-  }
+  const struct cli_opt opts[] = {
+      CLI_OPT_STR("--class", "NAME", &cls,
+                  "only nodes of class NAME (demangled or mangled); \"-\": unclassified"),
+      CLI_JSON(&json), CLI_MANGLED(&mangled), CLI_LIMIT(&limit, "at most N nodes"), CLI_END};
+  const struct cli_cmd cmd = {"nodes", "FILE", 1, 1, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
+  if (st >= 0) return st;
+  const char *path = argv[1];
   struct hg_graph *g = cli_load(path, 0);
   if (!g) return 1;
   char **names = cli_class_names(g, mangled);

@@ -8,13 +8,14 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
-static const char usage[] =
-    "usage: heapgraph path FILE ADDR [-n N] [--json] [--mangled]\n"
-    "  Shortest paths from a root to the node at ADDR (0x… or #INDEX) through\n"
-    "  strong, conservative and interior references: up to N (default 1), one\n"
-    "  per distinct retainer, shortest first. Exit 1 if no root reaches it.\n";
+static const char about[] =
+    "  Shortest paths from a root to the node at ADDR (0x…, #INDEX or DevTools\n"
+    "  @ID) through strong, conservative and interior references: up to N\n"
+    "  (default 1), one per distinct retainer, shortest first. Exit 1 if no\n"
+    "  root reaches it.\n";
 
 static void root_text(const struct hg_graph *g, const struct hg_root *r) {
   printf("root %s", hg_root_kind_name(r->kind));
@@ -31,20 +32,24 @@ static void root_text(const struct hg_graph *g, const struct hg_root *r) {
 }
 
 int cmd_path(int argc, char **argv) {
-  struct acli a = {.cmd = "path", .usage = usage};
-  int st = acli_parse(&a, argc, argv, 2);
+  int json = 0, mangled = 0, nargs;
+  long limit = -1;
+  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "paths shown (default 1)"), CLI_JSON(&json),
+                                 CLI_MANGLED(&mangled), CLI_END};
+  const struct cli_cmd cmd = {"path", "FILE ADDR", 2, 2, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 1 ? 1 : (uint32_t)a.limit, node = 0;
-  struct hg_graph *g = cli_load(a.pos[0], 0);
+  uint32_t k = limit < 1 ? 1 : (uint32_t)limit, node = 0;
+  struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 1;
   struct hg_paths *p = NULL;
   char **names = NULL;
   st = 1;
-  if (acli_node(g, a.cmd, a.pos[1], &node)) goto out;
-  names = cli_class_names(g, a.mangled);
+  if (acli_node(g, cmd.name, argv[2], &node)) goto out;
+  names = cli_class_names(g, mangled);
   int rc = names ? hg_paths_to_roots(g, node, k, &p) : HG_ENOMEM;
   if (rc == HG_ENOTFOUND) {
-    if (a.json) printf("{\"reachable\":false,\"paths\":[]}\n");
+    if (json) printf("{\"reachable\":false,\"paths\":[]}\n");
     else printf("0x%" PRIx64 ": no root reaches it (a leak; see heapgraph leaks)\n", g->node_addr[node]);
     goto out;
   }
@@ -52,11 +57,11 @@ int cmd_path(int argc, char **argv) {
     fprintf(stderr, "heapgraph path: %s\n", hg_error_string(rc));
     goto out;
   }
-  if (a.json) printf("{\"reachable\":true,\"paths\":[");
+  if (json) printf("{\"reachable\":true,\"paths\":[");
   for (uint32_t i = 0; i < p->count; i++) {
     const struct hg_path *pa = &p->paths[i];
     const struct hg_root *r = pa->root < g->root_count ? &g->roots[pa->root] : NULL;
-    if (a.json) {
+    if (json) {
       printf("%s{\"length\":%" PRIu32 ",\"root\":", i ? ",\n" : "\n", pa->length);
       if (r) {
         printf("{\"kind\":\"%s\",\"owner\":", hg_root_kind_name(r->kind));
@@ -100,7 +105,7 @@ int cmd_path(int argc, char **argv) {
       }
     }
   }
-  if (a.json) printf("]}\n");
+  if (json) printf("]}\n");
   st = 0;
 out:
   hg_paths_free(p);

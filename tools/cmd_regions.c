@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
 struct group {
@@ -54,27 +55,18 @@ static void list_all(const struct hg_graph *g, int json) {
   }
 }
 
+static const char about[] =
+    "  VM regions grouped by name/tag with count, virtual, resident, dirty and\n"
+    "  swapped bytes (like vmmap --summary).\n";
+
 int cmd_regions(int argc, char **argv) {
-  const char *path = NULL;
-  int json = 0, all = 0;
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      printf("usage: heapgraph regions FILE [--json] [--all]\n"
-             "  VM regions grouped by name/tag with count, virtual, resident, dirty and\n"
-             "  swapped bytes (like vmmap --summary). --all lists every region.\n");
-      return 0;
-    } else if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--all")) all = 1;
-    else if (!path) path = argv[i];
-    else {
-      fprintf(stderr, "heapgraph regions: unexpected argument '%s'\n", argv[i]);
-      return 2;
-    }
-  }
-  if (!path) {
-    fprintf(stderr, "usage: heapgraph regions FILE [--json] [--all]\n");
-    return 2;
-  }
+  int json = 0, all = 0, nargs;
+  const struct cli_opt opts[] = {CLI_JSON(&json),
+                                 CLI_OPT_FLAG("--all", &all, "list every region, not groups"), CLI_END};
+  const struct cli_cmd cmd = {"regions", "FILE", 1, 1, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
+  if (st >= 0) return st;
+  const char *path = argv[1];
   struct hg_graph *g = cli_load(path, 0);
   if (!g) return 1;
   if (all) {

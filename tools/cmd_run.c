@@ -9,19 +9,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tools/cli_opts.h"
 #include "tools/commands.h"
 
-static void usage(FILE *f) {
-  fprintf(f,
-          "usage: heapgraph run [-o FILE] [--signal SIG | --at-exit] [--mode fork|suspend]\n"
-          "                     -- PROGRAM [ARGS...]\n"
-          "Runs PROGRAM with libheapgraph.so preloaded. With --signal SIG (e.g. USR2) a\n"
-          "snapshot is written each time the process receives SIG (kill -USR2 PID);\n"
-          "with --at-exit one is written when it exits (the default when neither is given).\n"
-          "FILE may contain %%p (pid) and %%n (capture number); default heapgraph-%%p-%%n.hgsnap.\n"
-          "The library is looked up next to this executable, then in ../lib; set\n"
-          "HEAPGRAPH_LIB to override.\n");
-}
+static const char about[] =
+    "  Runs PROGRAM with libheapgraph.so preloaded. With --signal SIG (e.g. USR2) a\n"
+    "  snapshot is written each time the process receives SIG (kill -USR2 PID);\n"
+    "  with --at-exit one is written when it exits (the default when neither is given).\n"
+    "  FILE may contain %p (pid) and %n (capture number); default heapgraph-%p-%n.hgsnap.\n"
+    "  The library is looked up next to this executable, then in ../lib; set\n"
+    "  HEAPGRAPH_LIB to override.\n";
 
 static int find_lib(char *out, size_t cap) {
   const char *env = getenv("HEAPGRAPH_LIB");
@@ -50,38 +47,16 @@ static int find_lib(char *out, size_t cap) {
 
 int cmd_run(int argc, char **argv) {
   const char *out = NULL, *sig = NULL, *mode = NULL;
-  int at_exit = 0, i = 1;
-  for (; i < argc; i++) {
-    if (!strcmp(argv[i], "--")) {
-      i++;
-      break;
-    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-      out = argv[++i];
-    } else if (!strcmp(argv[i], "--signal") && i + 1 < argc) {
-      sig = argv[++i];
-    } else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
-      mode = argv[++i];
-    } else if (!strcmp(argv[i], "--at-exit")) {
-      at_exit = 1;
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "heapgraph run: unknown option '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
-    } else {
-      break;
-    }
-  }
-  if (i >= argc) {
-    usage(stderr);
-    return 2;
-  }
-  if (mode && strcmp(mode, "fork") && strcmp(mode, "suspend")) {
-    fprintf(stderr, "heapgraph run: --mode is fork or suspend\n");
-    return 2;
-  }
+  int at_exit = 0, nargs;
+  const struct cli_opt opts[] = {
+      CLI_OPT_STR("-o", "FILE", &out, "snapshot path (HEAPGRAPH_OUTPUT)"),
+      CLI_OPT_STR("--signal", "SIG", &sig, "capture each time SIG arrives (HEAPGRAPH_SIGNAL)"),
+      CLI_OPT_FLAG("--at-exit", &at_exit, "capture when the program exits"),
+      CLI_OPT_CHOICE("--mode", "fork|suspend", &mode, "freeze mode (default fork)"),
+      CLI_END};
+  const struct cli_cmd cmd = {"run", "[--] PROGRAM [ARGS...]", 1, -1, opts, about, CLI_STOP_AT_ARG};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
+  if (st >= 0) return st;
   char lib[PATH_MAX];
   if (find_lib(lib, sizeof lib) != 0) {
     fprintf(stderr, "heapgraph run: libheapgraph.so not found (set HEAPGRAPH_LIB)\n");
@@ -96,7 +71,7 @@ int cmd_run(int argc, char **argv) {
   if (at_exit || !sig) setenv("HEAPGRAPH_AT_EXIT", "1", 1);
   if (mode) setenv("HEAPGRAPH_MODE", mode, 1);
   if (sig) fprintf(stderr, "heapgraph: pid %d, send SIG%s to capture\n", (int)getpid(), sig);
-  execvp(argv[i], argv + i);
+  execvp(argv[1], argv + 1);
   perror("heapgraph run: exec");
   return 127;
 }

@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
-static const char usage[] =
-    "usage: heapgraph show FILE ADDR [-n N] [--json] [--mangled]\n"
-    "  One node (ADDR: an address inside it, or #INDEX): size, class, region,\n"
-    "  roots, and up to N (default 50) incoming and outgoing references.\n";
+static const char about[] =
+    "  One node (ADDR: an address inside it, #INDEX or a DevTools @ID): size,\n"
+    "  class, region, roots, and up to N (default 50) incoming and outgoing\n"
+    "  references.\n";
 
 static const struct hg_region *region_of(const struct hg_graph *g, uint64_t addr) {
   for (uint32_t i = 0; i < g->region_count; i++)
@@ -41,16 +42,20 @@ static void edge_row(const struct hg_graph *g, char **names, uint32_t e, uint32_
 }
 
 int cmd_show(int argc, char **argv) {
-  struct acli a = {.cmd = "show", .usage = usage};
-  int st = acli_parse(&a, argc, argv, 2);
+  int json = 0, mangled = 0, nargs;
+  long limit = -1;
+  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "references shown each way (default 50)"), CLI_JSON(&json),
+                                 CLI_MANGLED(&mangled), CLI_END};
+  const struct cli_cmd cmd = {"show", "FILE ADDR", 2, 2, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 0 ? 50 : (uint32_t)a.limit, v = 0;
-  struct hg_graph *g = cli_load(a.pos[0], 0);
+  uint32_t k = limit < 0 ? 50 : (uint32_t)limit, v = 0;
+  struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 1;
   char **names = NULL;
   st = 1;
-  if (acli_node(g, a.cmd, a.pos[1], &v)) goto out;
-  names = cli_class_names(g, a.mangled);
+  if (acli_node(g, cmd.name, argv[2], &v)) goto out;
+  names = cli_class_names(g, mangled);
   int rc = names ? hg_graph_build_reverse(g) : HG_ENOMEM;
   if (rc) {
     fprintf(stderr, "heapgraph show: %s\n", hg_error_string(rc));
@@ -61,7 +66,7 @@ int cmd_show(int argc, char **argv) {
   const char *kind = c && c <= g->class_count ? hg_class_kind_name(g->classes[c - 1].kind) : NULL;
   const char *heapname = heap && heap <= g->heap_count ? g->heaps[heap - 1] : NULL;
   uint32_t nout = g->edge_start[v + 1] - g->edge_start[v], nin = g->in_start[v + 1] - g->in_start[v];
-  if (a.json) {
+  if (json) {
     printf("{\"node\":");
     acli_node_json(stdout, g, names, v);
     printf(",\"class_kind\":");
@@ -85,7 +90,7 @@ int cmd_show(int argc, char **argv) {
   }
   for (uint32_t i = 0, n = 0; i < g->root_count; i++) {
     if (g->roots[i].target != v) continue;
-    if (a.json) {
+    if (json) {
       printf("%s{\"kind\":\"%s\",\"addr\":", n++ ? "," : "", hg_root_kind_name(g->roots[i].kind));
       cli_json_addr(stdout, g->roots[i].addr);
       printf("}");
@@ -93,17 +98,17 @@ int cmd_show(int argc, char **argv) {
       printf("  root: %s at 0x%" PRIx64 "\n", hg_root_kind_name(g->roots[i].kind), g->roots[i].addr);
     }
   }
-  if (a.json) printf("],\"out_count\":%" PRIu32 ",\"out\":[", nout);
+  if (json) printf("],\"out_count\":%" PRIu32 ",\"out\":[", nout);
   else printf("outgoing (%" PRIu32 "):\n", nout);
   for (uint32_t e = g->edge_start[v], i = 0; e < g->edge_start[v + 1] && i < k; e++, i++)
-    edge_row(g, names, e, g->edge_target[e], a.json, i == 0, 1);
-  if (!a.json && nout > k) printf("  … %" PRIu32 " more (-n)\n", nout - k);
-  if (a.json) printf("],\"in_count\":%" PRIu32 ",\"in\":[", nin);
+    edge_row(g, names, e, g->edge_target[e], json, i == 0, 1);
+  if (!json && nout > k) printf("  … %" PRIu32 " more (-n)\n", nout - k);
+  if (json) printf("],\"in_count\":%" PRIu32 ",\"in\":[", nin);
   else printf("incoming (%" PRIu32 "):\n", nin);
   for (uint32_t j = g->in_start[v], i = 0; j < g->in_start[v + 1] && i < k; j++, i++)
-    edge_row(g, names, g->in_edge[j], g->in_source[j], a.json, i == 0, 0);
-  if (!a.json && nin > k) printf("  … %" PRIu32 " more (-n)\n", nin - k);
-  if (a.json) printf("]}\n");
+    edge_row(g, names, g->in_edge[j], g->in_source[j], json, i == 0, 0);
+  if (!json && nin > k) printf("  … %" PRIu32 " more (-n)\n", nin - k);
+  if (json) printf("]}\n");
   st = 0;
 out:
   cli_class_names_free(g, names);

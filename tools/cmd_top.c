@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
-static const char usage[] =
-    "usage: heapgraph top FILE [-n N] [--json] [--mangled]\n"
+static const char about[] =
     "  The N (default 20) nodes and classes with the biggest retained size: the\n"
     "  bytes that would be freed if they went away (dominator tree from the\n"
     "  roots; weak and unowned references do not retain). A class's retained\n"
@@ -29,11 +29,15 @@ static int by_retained(const void *a, const void *b) {
 }
 
 int cmd_top(int argc, char **argv) {
-  struct acli a = {.cmd = "top", .usage = usage};
-  int st = acli_parse(&a, argc, argv, 1);
+  int json = 0, mangled = 0, nargs;
+  long limit = -1;
+  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "nodes and classes shown (default 20)"), CLI_JSON(&json),
+                                 CLI_MANGLED(&mangled), CLI_END};
+  const struct cli_cmd cmd = {"top", "FILE", 1, 1, opts, about, 0};
+  int st = cli_parse(&cmd, argc, argv, &nargs);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit;
-  struct hg_graph *g = cli_load(a.pos[0], 0);
+  uint32_t k = limit < 0 ? 20 : (uint32_t)limit;
+  struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 1;
   struct hg_dominators *d = NULL;
   int rc = hg_dominators_compute(g, &d);
@@ -41,7 +45,7 @@ int cmd_top(int argc, char **argv) {
   uint32_t *top = malloc(((size_t)k + 1) * sizeof *top);
   struct crow *rows = calloc(nc, sizeof *rows);
   uint64_t *cnt = calloc(nc, 8), *bytes = calloc(nc, 8), *ret = calloc(nc, 8);
-  char **names = cli_class_names(g, a.mangled);
+  char **names = cli_class_names(g, mangled);
   if (!rc && (!top || !rows || !cnt || !bytes || !ret || !names)) rc = HG_ENOMEM;
   if (!rc) rc = hg_class_retained(g, d, cnt, bytes, ret);
   if (rc) {
@@ -56,7 +60,7 @@ int cmd_top(int argc, char **argv) {
   if (nrows > k) nrows = k;
   uint64_t total = 0;
   for (uint32_t v = 0; v < g->node_count; v++) total += g->node_size[v];
-  if (a.json) {
+  if (json) {
     printf("{\"nodes_total\":%" PRIu32 ",\"bytes_total\":%" PRIu64 ",\"reachable_count\":%" PRIu32
            ",\"reachable_bytes\":%" PRIu64 ",\"nodes\":[",
            g->node_count, total, d->reachable_count, d->reachable_bytes);

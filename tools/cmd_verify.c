@@ -4,19 +4,21 @@
  */
 #include <stdio.h>
 
+#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
+static const char about[] =
+    "  Fully decodes and validates each snapshot (structure, counts, references,\n"
+    "  checksum). Exit 0 if all are valid; otherwise the reason and byte offset\n"
+    "  go to stderr and the exit status is 1.\n";
+
 int cmd_verify(int argc, char **argv) {
-  if (argc < 2 || cli_is_help(argv[1])) {
-    fprintf(argc < 2 ? stderr : stdout,
-            "usage: heapgraph verify FILE…\n"
-            "  Fully decodes and validates each snapshot (structure, counts, references,\n"
-            "  checksum). Exit 0 if all are valid; otherwise the reason and byte offset\n"
-            "  go to stderr and the exit status is 1.\n");
-    return argc < 2 ? 2 : 0;
-  }
+  const struct cli_opt opts[] = {CLI_END};
+  const struct cli_cmd cmd = {"verify", "FILE…", 1, -1, opts, about, 0};
+  int nargs, st = cli_parse(&cmd, argc, argv, &nargs);
+  if (st >= 0) return st;
   int bad = 0;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i <= nargs; i++) {
     struct hg_graph *g = cli_load(argv[i], 0);
     if (!g) {
       bad = 1;

@@ -20,5 +20,8 @@ const struct hg_dseg *_hg_darwin_segs(size_t *n);
 
 /* threads.c: pthread facts gathered before the threads are suspended. */
 #define HG_DARWIN_MAX_THREADS 4096u
+/* threads.c: after the walk, suspends and adds the threads the kernel made
+ * since the freeze (counted in heap_errors). How many, or < 0. */
+int _hg_darwin_threads_late(struct hg_cap *c);
 
 #endif

@@ -8,20 +8,58 @@
  * (binds and chained fixups against the __cxxabiv1 class_type_info vtables)
  * gives each class type_info and its name.
  *
- * Before the freeze only (dyld calls, mmap'd set). Images of the dyld shared
- * cache have had their fixups applied and stripped: their type_infos are
- * not found this way (the app's own images are).
+ * A loaded image with chained fixups (dyld consumed them: every arm64e
+ * image, newer ld64 output) is read from its file instead: the path dyld
+ * gives is mapped read-only, the slice matching the loaded LC_UUID is
+ * opened and walked (image_file.c), the loaded slide applied.
+ *
+ * Before the freeze only (dyld calls, open/mmap, mmap'd set). Images of the
+ * dyld shared cache (MH_DYLIB_IN_CACHE) have no file of their own and their
+ * fixups are applied: out of scope (the app's own images are covered).
  */
+#include <fcntl.h>
 #include <mach-o/dyld.h>
 #include <mach-o/loader.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "capture/darwin/darwin.h"
 #include "cxxabi/cxxabi.h"
 #include "machoparse/macho.h"
 
-static struct macho_image img; /* large: static, used under the capture lock */
+static struct macho_image img;  /* large: static, used under the capture lock */
+static struct macho_image fimg; /* the image's file, when read from disk     */
+
+#ifndef MH_DYLIB_IN_CACHE
+#define MH_DYLIB_IN_CACHE 0x80000000u
+#endif
+#define MAX_FILE (1ull << 31)
+
+static int add_name(void *ctx, uint64_t ti, const char *name, size_t len) {
+  int k = _hg_cxx_set_add_name(ctx, ti, name, len);
+  return k == HG_ENOMEM || k == HG_ELIMIT ? k : 0;
+}
+
+/* Type_infos of loaded image i from its file. >= 0 found, < 0 error. */
+static int from_file(uint32_t i, struct hg_cxx_set *s, uint32_t *candidates) {
+  const char *path = _dyld_get_image_name(i);
+  if (!path || !img.has_uuid || (img.flags & MH_DYLIB_IN_CACHE)) return HG_ENOTFOUND;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return HG_ENOTFOUND;
+  struct stat st;
+  void *map = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && st.st_size > 0 && (uint64_t)st.st_size < MAX_FILE)
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return HG_ENOTFOUND;
+  int rc = _hg_macho_open_matching(&fimg, map, (uint64_t)st.st_size, img.uuid);
+  if (rc == 0) rc = _hg_macho_typeinfos(&fimg, img.slide, add_name, s, candidates);
+  munmap(map, (size_t)st.st_size);
+  return rc;
+}
 
 static int open_image(uint32_t i) {
   const struct mach_header *mh = _dyld_get_image_header(i);
@@ -63,21 +101,15 @@ int _hg_cxx_discover(struct hg_cxx_set *s, struct hg_cxx_discovery *d) {
   for (uint32_t i = 0; i < count && !rc; i++) {
     if (open_image(i) != 0) continue;
     d->images++;
-    struct macho_typeinfo_iter it;
-    struct macho_typeinfo ti;
-    uint32_t found = 0;
-    macho_typeinfo_begin(&it, &img);
-    while (macho_typeinfo_next(&it, &ti) == 1) {
-      if (ti.kind > MACHO_TI_VMI_CLASS || !ti.name) continue; /* classes only */
-      d->candidates++;
-      int k = _hg_cxx_set_add_name(s, ti.vmaddr + img.slide, ti.name, strlen(ti.name));
-      if (k == HG_ENOMEM || k == HG_ELIMIT) {
-        rc = k;
-        break;
-      }
-      found++;
+    uint32_t cand = 0;
+    int found = _hg_macho_typeinfos(&img, img.slide, add_name, s, &cand);
+    if (found == HG_EFORMAT && img.has_chained) { /* consumed by dyld: read the file */
+      cand = 0;
+      found = from_file(i, s, &cand);
     }
-    if (found) d->images_symbolic++;
+    d->candidates += cand;
+    if (found == HG_ENOMEM || found == HG_ELIMIT) rc = found;
+    else if (found > 0) d->images_symbolic++;
   }
   _hg_cxx_set_seal(s);
   clock_gettime(CLOCK_MONOTONIC, &t1);

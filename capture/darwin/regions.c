@@ -1,20 +1,30 @@
 /*
  * regions.c — the VM map of the task through vm_region_recurse_64, descending
  * into submaps (the dyld shared cache): range, protection, user_tag, share
- * mode, resident/dirty/swapped bytes; proc_regionfilename names file-backed
- * regions, the user_tag names the others (darwin_tags.c). Marks heapgraph's
- * own memory, stacks, malloc regions and image regions.
+ * mode, resident/dirty/swapped bytes. Names: on macOS proc_regionfilename
+ * names file-backed regions (libproc.h is public only in the macOS SDK); on
+ * iOS, whose SDK declares no way to name a mapping's file, a region inside a
+ * loaded image gets the image's dyld path; the user_tag names the others
+ * (darwin_tags.c). Marks heapgraph's own memory, stacks, malloc regions and
+ * image regions, and anonymous memory (HG_RF_ANON): external_pager is 0
+ * when every VM object in the region's shadow chain is internal, i.e. no
+ * file (xnu osfmk/vm/vm_map.c, vm_map_region_walk: `if (!(obj->internal))
+ * extended->external_pager = 1`, for the object and each shadow).
  *
  * Runs frozen: Mach traps and one syscall per region, results in capture
  * scratch; never malloc.
  */
-#include <libproc.h>
+#include <TargetConditionals.h>
 #include <mach/mach.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "capture/darwin/darwin.h"
 #include "capture/platform.h"
+
+#if TARGET_OS_OSX
+#include <libproc.h>
+#endif
 
 #define MAX_STEPS (1u << 22)
 
@@ -51,11 +61,17 @@ static int add(struct hg_cap *c, uint64_t lo, uint64_t hi, const struct vm_regio
   r->swap = (uint64_t)in->pages_swapped_out * page;
   r->image = image_of(lo, hi);
   r->tag = in->user_tag;
+  if (!in->external_pager) r->flags |= HG_RF_ANON;
+#if TARGET_OS_OSX
   char path[PROC_PIDPATHINFO_MAXSIZE];
   int k = proc_regionfilename(getpid(), lo, path, sizeof path);
-  if (k > 0) {
+  if (k > 0)
     r->name = _hg_str_add(&c->strings, path, (size_t)k < sizeof path ? (size_t)k : sizeof path - 1);
-  } else {
+#else
+  if (r->image != HG_NO_OWNER && r->image < _hg_vec_len(&c->images))
+    r->name = ((const struct hg_cimage *)_hg_vec_at(&c->images, r->image))->path;
+#endif
+  if (!r->name) {
     char buf[32];
     const char *label = _hg_darwin_tag_label(in->user_tag, buf, sizeof buf);
     r->name = _hg_str_add(&c->strings, label, strlen(label));

@@ -9,6 +9,9 @@
  * names) take libpthread's thread-list lock, which a suspended thread may
  * hold, so they are made for every thread BEFORE anything is suspended; a
  * thread born in between gets the VM region around its SP as its stack.
+ * Each thread's pthread_t (TSD slots: thread-local variables, autorelease
+ * pool page) is its TLS root range (thread_state.c). The suspension loop is
+ * thread_set.c; _hg_darwin_threads_late repeats one pass after the walk.
  *
  * While frozen: Mach calls only, fixed tables in this file, no malloc.
  */
@@ -41,15 +44,19 @@ _Static_assert(x86_AVX_STATE64 == HG_X86_AVX_STATE64, "avx flavor");
 struct pinfo {            /* gathered before the freeze, matched by thread id */
   uint64_t tid;
   uint64_t top, size;
+  uint64_t pthread;       /* the pthread_t: TSD slots, the TLS root range   */
   char name[16];
 };
 
+_Static_assert(sizeof(struct _opaque_pthread_t) == HG_DARWIN_PTHREAD_SIZE, "pthread_t size");
+
 static struct {
-  thread_act_t suspended[HG_DARWIN_MAX_THREADS];
-  uint32_t nsuspended;
-  thread_act_t self;
+  thread_act_t held[HG_DARWIN_MAX_THREADS];
+  thread_act_t list[HG_DARWIN_MAX_THREADS];
+  struct hg_tset set;
   struct pinfo info[HG_DARWIN_MAX_THREADS];
   uint32_t ninfo;
+  uint64_t va_mask;
 } S;
 
 static uint64_t thread_id(thread_act_t t) {
@@ -71,6 +78,7 @@ static void gather_pthread_info(void) {
       p->tid = thread_id(list[i]);
       pthread_t pt = pthread_from_mach_thread_np(list[i]);
       if (pt) {
+        p->pthread = (uint64_t)(uintptr_t)pt;
         p->top = (uint64_t)(uintptr_t)pthread_get_stackaddr_np(pt);
         p->size = (uint64_t)pthread_get_stacksize_np(pt);
         pthread_getname_np(pt, p->name, sizeof p->name);
@@ -88,44 +96,62 @@ static const struct pinfo *info_of(uint64_t tid) {
   return NULL;
 }
 
-static int is_suspended(thread_act_t t) {
-  for (uint32_t i = 0; i < S.nsuspended; i++)
-    if (S.suspended[i] == t) return 1;
-  return 0;
-}
+/* ---- the Mach side of thread_set.c ---- */
 
-static void resume_all(void) {
-  for (uint32_t i = 0; i < S.nsuspended; i++) {
-    thread_resume(S.suspended[i]);
-    mach_port_deallocate(mach_task_self(), S.suspended[i]);
-  }
-  S.nsuspended = 0;
-  if (S.self != MACH_PORT_NULL) mach_port_deallocate(mach_task_self(), S.self);
-  S.self = MACH_PORT_NULL;
-}
-
-/* One pass over task_threads: suspends the threads not yet suspended.
- * Returns how many were added, or a negative HG_E* code. */
-static int suspend_pass(void) {
+static int op_list(void *ctx, uint32_t *ids, uint32_t max, uint32_t *count) {
+  (void)ctx;
   thread_act_array_t list;
   mach_msg_type_number_t n = 0;
   if (task_threads(mach_task_self(), &list, &n) != KERN_SUCCESS) return HG_EIO;
-  int added = 0, rc = 0;
   for (mach_msg_type_number_t i = 0; i < n; i++) {
-    thread_act_t t = list[i];
-    int keep = 0;
-    if (!rc && t != S.self && !is_suspended(t)) {
-      if (S.nsuspended >= HG_DARWIN_MAX_THREADS) rc = HG_ELIMIT;
-      else if (thread_suspend(t) == KERN_SUCCESS) {
-        S.suspended[S.nsuspended++] = t;
-        keep = 1;
-        added++;
-      } /* else: the thread ended meanwhile */
-    }
-    if (!keep) mach_port_deallocate(mach_task_self(), t);
+    if (i < max) ids[i] = list[i];
+    else mach_port_deallocate(mach_task_self(), list[i]);
   }
   vm_deallocate(mach_task_self(), (vm_address_t)list, n * sizeof(thread_act_t));
-  return rc ? rc : added;
+  *count = n;
+  return 0;
+}
+
+static int op_suspend(void *ctx, uint32_t t) {
+  (void)ctx;
+  return thread_suspend(t) == KERN_SUCCESS ? 0 : -1;
+}
+
+static void op_resume(void *ctx, uint32_t t) {
+  (void)ctx;
+  thread_resume(t);
+}
+
+static void op_release(void *ctx, uint32_t t) {
+  (void)ctx;
+  mach_port_deallocate(mach_task_self(), t);
+}
+
+static uint64_t op_now(void *ctx) {
+  (void)ctx;
+  return _hg_now_ns();
+}
+
+static const struct hg_tset_ops OPS = {op_list, op_suspend, op_resume, op_release, op_now};
+
+static void resume_all(void) {
+  _hg_tset_thaw(&S.set, &OPS, NULL);
+  if (S.set.self != MACH_PORT_NULL) mach_port_deallocate(mach_task_self(), S.set.self);
+  S.set.self = MACH_PORT_NULL;
+}
+
+/* The VA mask pointer authentication leaves: the hardware's own answer in
+ * an arm64e build (xpaci of an all-ones address); arm64 processes get
+ * unsigned thread state (xnu osfmk/arm64/status.c signs for arm64e only),
+ * so the default mask is only a bound there. */
+static uint64_t va_mask(void) {
+#if defined(__arm64e__) && defined(__has_builtin)
+#if __has_builtin(__builtin_ptrauth_strip)
+  return _hg_pac_va_mask(
+      (uint64_t)(uintptr_t)__builtin_ptrauth_strip((void *)0x007fffffffffffffull, 0));
+#endif
+#endif
+  return HG_ARM64_VA_MASK;
 }
 
 static void set_name(struct hg_cthread *ct) {
@@ -155,7 +181,8 @@ static int read_state(thread_act_t t, struct hg_cthread *ct) {
   }
 #endif
   ct->nregs = _hg_thread_state_regs(CPU, &gp, (size_t)ng * 4, have_vec ? &vec : NULL,
-                                    have_vec ? (size_t)nv * 4 : 0, ct->regs, HG_MAX_REGS, &ct->sp);
+                                    have_vec ? (size_t)nv * 4 : 0, S.va_mask, ct->regs,
+                                    HG_MAX_REGS, &ct->sp);
   return 0;
 }
 
@@ -179,24 +206,29 @@ __attribute__((noinline)) void _hg_plat_self_context(struct hg_cthread *t) {
   mach_port_deallocate(mach_task_self(), me);
 }
 
+static int add_thread(struct hg_cap *c, thread_act_t port) {
+  struct hg_cthread *t = _hg_vec_push(&c->threads, 1);
+  if (!t) return HG_ENOMEM;
+  t->tid = thread_id(port);
+  set_name(t);
+  if (read_state(port, t) != 0) t->nregs = 0; /* stack still scanned from its region */
+  return 0;
+}
+
 int _hg_plat_freeze(struct hg_cap *c) {
   gather_pthread_info(); /* before anything is suspended: takes libpthread locks */
+  S.va_mask = va_mask();
   _hg_vec_truncate(&c->threads, 0);
-  S.nsuspended = 0;
-  S.self = mach_thread_self();
+  S.set.held = S.held;
+  S.set.max = HG_DARWIN_MAX_THREADS;
+  S.set.scratch = S.list;
+  S.set.scratch_max = HG_DARWIN_MAX_THREADS;
+  S.set.self = mach_thread_self();
   uint64_t limit = (uint64_t)(c->opt->freeze_timeout_ms ? c->opt->freeze_timeout_ms : 2000) * 1000000u;
-  uint64_t deadline = _hg_now_ns() + limit;
-  for (;;) {
-    int added = suspend_pass();
-    if (added < 0) {
-      resume_all();
-      return added;
-    }
-    if (added == 0) break; /* stable: nobody new since the last pass */
-    if (_hg_now_ns() > deadline) {
-      resume_all();
-      return HG_ETIMEOUT;
-    }
+  int rc = _hg_tset_freeze(&S.set, &OPS, NULL, _hg_now_ns() + limit);
+  if (rc) {
+    resume_all();
+    return rc;
   }
   struct hg_cthread *me = _hg_vec_push(&c->threads, 1);
   if (!me) {
@@ -206,18 +238,36 @@ int _hg_plat_freeze(struct hg_cap *c) {
   *me = c->self;
   me->self = 1;
   set_name(me);
-  for (uint32_t i = 0; i < S.nsuspended; i++) {
-    struct hg_cthread *t = _hg_vec_push(&c->threads, 1);
-    if (!t) {
+  for (uint32_t i = 0; i < S.set.nheld; i++) {
+    if ((rc = add_thread(c, S.held[i]))) {
       resume_all();
-      return HG_ENOMEM;
+      return rc;
     }
-    thread_act_t port = S.suspended[i];
-    t->tid = thread_id(port);
-    set_name(t);
-    if (read_state(port, t) != 0) t->nregs = 0; /* stack still scanned from its region */
   }
   return 0;
+}
+
+/* After the heap walk: a thread the kernel made since the freeze (a
+ * workqueue thread) is suspended now and added with its registers and the
+ * VM region around its SP as stack; it ran during the walk, so the heap
+ * may have changed under it: counted in heap_errors. */
+int _hg_darwin_threads_late(struct hg_cap *c) {
+  uint32_t before = S.set.nheld;
+  int added = _hg_tset_pass(&S.set, &OPS, NULL);
+  if (added < 0) return added;
+  for (uint32_t i = before; i < S.set.nheld; i++) {
+    int rc = add_thread(c, S.held[i]);
+    if (rc) return rc;
+    struct hg_cthread *t = _hg_vec_at(&c->threads, _hg_vec_len(&c->threads) - 1);
+    int64_t ri = _hg_region_find(c, t->sp);
+    if (ri >= 0) {
+      const struct hg_cregion *r = _hg_vec_at(&c->regions, (size_t)ri);
+      if (!_hg_stack_range(t->sp, 0, 0, r->start, r->end, &t->stack_lo, &t->stack_hi))
+        t->stack_lo = t->stack_hi = 0;
+    }
+    c->heap_errors++;
+  }
+  return added;
 }
 
 void _hg_plat_thaw(struct hg_cap *c) {
@@ -243,6 +293,16 @@ int _hg_plat_threads_finish(struct hg_cap *c) {
     if (!_hg_stack_range(t->sp, p ? p->top : 0, p ? p->size : 0, rlo, rhi, &t->stack_lo,
                          &t->stack_hi))
       t->stack_lo = t->stack_hi = 0;
+    /* TLS: the pthread_t and its TSD slots, unless it lies in an image's
+     * data (the main thread's, inside libpthread: a global root already) */
+    t->tls_lo = t->tls_hi = 0;
+    int64_t ti = p && p->pthread ? _hg_region_find(c, p->pthread) : -1;
+    if (ti >= 0) {
+      const struct hg_cregion *r = _hg_vec_at(&c->regions, (size_t)ti);
+      if (r->kind != HG_RK_IMAGE && r->kind != HG_RK_OWN && (r->prot & HG_PROT_READ))
+        _hg_darwin_tls_range(p->pthread, HG_DARWIN_PTHREAD_SIZE, r->start, r->end, &t->tls_lo,
+                             &t->tls_hi);
+    }
   }
   return 0;
 }

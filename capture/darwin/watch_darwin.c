@@ -3,12 +3,19 @@
  * phys_footprint from task_info(TASK_VM_INFO) (the number jetsam compares
  * with the app's limit); pressure = a DISPATCH_SOURCE_TYPE_MEMORYPRESSURE
  * source (warning or critical) on a global queue, latched until the next
- * sample and waking the watcher at once. Time is mach_absolute_time.
+ * sample and waking the watcher at once; available = what the app may still
+ * use before its jetsam limit: os_proc_available_memory (os/proc.h, iOS 13+,
+ * not on macOS), else TASK_VM_INFO limit_bytes_remaining (revision 4+,
+ * mach/task_info.h). Time is mach_absolute_time.
  */
 #include <dispatch/dispatch.h>
 #include <mach/mach.h>
 #include <mach/mach_time.h>
+#include <TargetConditionals.h>
 #include <stdatomic.h>
+#if TARGET_OS_IPHONE
+#include <os/proc.h>
+#endif
 
 #include "capture/watch.h"
 
@@ -63,9 +70,19 @@ static int dp_sample(void *ctx, struct hg_watch_sample *s) {
   struct darwin_probe *p = ctx;
   task_vm_info_data_t info;
   mach_msg_type_number_t count = TASK_VM_INFO_COUNT;
-  if (task_info(mach_task_self(), TASK_VM_INFO, (task_info_t)&info, &count) == KERN_SUCCESS &&
-      count >= TASK_VM_INFO_REV1_COUNT)
-    s->footprint = info.phys_footprint;
+  int have_info = task_info(mach_task_self(), TASK_VM_INFO, (task_info_t)&info, &count) ==
+                  KERN_SUCCESS;
+  if (have_info && count >= TASK_VM_INFO_REV1_COUNT) s->footprint = info.phys_footprint;
+#if TARGET_OS_IPHONE
+  uint64_t os_avail = (uint64_t)os_proc_available_memory();
+  int have_os = 1;
+#else
+  uint64_t os_avail = 0;
+  int have_os = 0;
+#endif
+  _hg_watch_set_available(s, have_os, os_avail, have_info && count >= TASK_VM_INFO_REV4_COUNT,
+                          have_info && count >= TASK_VM_INFO_REV4_COUNT ? info.limit_bytes_remaining
+                                                                        : 0);
   s->pressure = atomic_exchange(&p->pressure, 0);
   return 0;
 }

@@ -5,13 +5,20 @@
  * frees of its own (robust to any tcache/fastbin state), and finds
  * main_arena in libc's writable data by its shape (bins that are empty
  * self-referencing heads or consistent doubly-linked lists, a top outside
- * it, and a `next` ring of arenas back to it). After the freeze it tells whether any arena lock is held.
+ * it, and a `next` ring of arenas back to it), trying each known
+ * malloc_state layout (with or without fastbins). It finds its own thread's
+ * tcache_perthread_struct through libc's thread-local `tcache` pointer (bin
+ * count and chunk size), and learns the header of mmapped chunks from one
+ * mmapped block of its own. Nothing is chosen by glibc version number.
+ * After the freeze it tells whether any arena lock is held.
  *
  * heap_prepare may call malloc (it runs before the freeze); _hg_plat_heap_busy
  * runs frozen and reads memory only through process_vm_readv (safe on
  * unmapped addresses).
  */
 #include <dlfcn.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +31,17 @@
 struct hg_glibc _hg_glibc;
 
 struct layout {
+  const char *name;
   uint32_t fastbins, nfastbins, top, bins, next, size;
 };
 
+/* malloc_state: mutex, flags, [have_fastchunks], [fastbinsY[10]], top,
+ * last_remainder, bins[254], binmap[4], next, next_free, attached_threads,
+ * system_mem, max_system_mem. */
 static const struct layout layouts[] = {
-    {16, 10, 96, 112, 2160, 2200}, /* 2.27 … 2.42: have_fastchunks present */
-    {8, 10, 88, 104, 2152, 2192},  /* 2.26 and older                       */
+    {"fastbins, have_fastchunks", 16, 10, 96, 112, 2160, 2200}, /* 2.27 … 2.42 */
+    {"no fastbins", 0, 0, 8, 24, 2072, 2112},                   /* 2.43 …      */
+    {"fastbins", 8, 10, 88, 104, 2152, 2192},                   /* … 2.26      */
 };
 
 /* Reads memory that may be unmapped without faulting. */
@@ -131,6 +143,7 @@ static int find_main_arena(struct hg_cap *c, uint32_t libc_image) {
   if (!best_l || ties) return -1;
   struct hg_glibc *G = &_hg_glibc;
   G->main_arena = best_a;
+  G->layout = best_l->name;
   G->off_fastbins = best_l->fastbins;
   G->nfastbins = best_l->nfastbins;
   G->off_top = best_l->top;
@@ -157,7 +170,7 @@ static int find_main_arena(struct hg_cap *c, uint32_t libc_image) {
  * Retried a few times: another thread may take a fastbin block meanwhile. */
 #define PROBE_N 16
 
-HG_NO_ASAN static int probe_once(void) {
+HG_NO_ASAN static int probe_once(uintptr_t *freed) {
   /* through a volatile pointer: reading our own freed blocks is the point */
   void (*volatile release)(void *) = free;
   void *(*volatile get)(size_t) = malloc;
@@ -189,13 +202,81 @@ HG_NO_ASAN static int probe_once(void) {
   if ((plain > 0) == (safe > 0)) return -1; /* neither, or contradicting votes */
   _hg_glibc.safe_linking = safe > 0;
   _hg_glibc.tcache_key = key;
+  *freed = z;
+  return 0;
+}
+
+/* Chunk size of a tcache_perthread_struct of n bins: uint16 counts[n] and
+ * entries[n] (request2size of 10 n bytes). 2.43 makes it either way —
+ * malloc(size), or _int_malloc(request2size(size)) when a small-bin hit
+ * sets the tcache up — so it may be 16 bytes larger. */
+static uint64_t tcache_chunk_of(uint32_t n) { return (10u * n + 8 + 15) & ~(uint64_t)15; }
+
+/* After probe_once, block z heads the probing thread's tcache bin 0 (when
+ * the key says it went to a tcache). That thread's tcache_perthread_struct
+ * is pointed to by libc's thread-local `tcache`, which lies in the static
+ * TLS next to the thread pointer: the struct is the chunk, pointed to from
+ * there, whose entries[0] (after n uint16 counts) is z and whose chunk size
+ * fits n bins (tcache_chunk_of, or 16 bytes more). Tried for the bin
+ * counts glibc has had: 64, and 76 (2.43: 64 exact-size bins and 12
+ * ranged ones). */
+static int find_tcache(uintptr_t z) {
+  static const uint32_t nbins[] = {64, 76};
+  uint64_t tp = (uint64_t)(uintptr_t)pthread_self(), found = 0;
+  uint64_t buf[64];
+  for (uint64_t a = (tp - (64u << 10)) & ~(uint64_t)511; a < tp + (4u << 10); a += sizeof buf) {
+    if (safe_read(a, buf, sizeof buf)) continue;
+    for (size_t i = 0; i < 64; i++) {
+      uint64_t m = buf[i], head, sz;
+      if (!m || (m & 15) || safe_read(m - 8, &sz, sizeof sz)) continue;
+      for (size_t k = 0; k < sizeof nbins / sizeof nbins[0]; k++) {
+        uint64_t want = tcache_chunk_of(nbins[k]), have = sz & ~(uint64_t)7;
+        if (have < want || have > want + 16 ||
+            safe_read(m + 2u * nbins[k], &head, sizeof head) || head != z)
+          continue;
+        if (found && found != want) return -1; /* ambiguous */
+        found = want;
+        _hg_glibc.tcache_bins = nbins[k];
+      }
+    }
+  }
+  if (!found) return -1;
+  _hg_glibc.tcache_chunk = found;
   return 0;
 }
 
 static int probe(void) {
-  for (int attempt = 0; attempt < 4; attempt++)
-    if (probe_once() == 0) return 0;
+  for (int attempt = 0; attempt < 4; attempt++) {
+    uintptr_t z = 0;
+    if (probe_once(&z) != 0) continue;
+    /* the key is 0 only if z went to a fastbin: no tcache in this process */
+    if (!_hg_glibc.tcache_key) return 0;
+    if (find_tcache(z) == 0) return 0;
+  }
   return -1;
+}
+
+/* One block above the largest dynamic mmap threshold (32 MiB on LP64) is
+ * mmapped: its header tells how this libc sizes mmapped chunks. Only its
+ * header page is touched. */
+#define MMAP_PROBE ((33u << 20) - 4096u)
+
+static int probe_mmap(void) {
+  void *(*volatile get)(size_t) = malloc;
+  uintptr_t p = (uintptr_t)get(MMAP_PROBE);
+  _hg_glibc.mmap_shape = HG_MMAP_ANY;
+  if (!p) return 0; /* no room: each chunk's own size will say */
+  uint64_t hdr[2];
+  int rc = 0;
+  if (safe_read(p - 16, hdr, sizeof hdr) == 0 && (hdr[1] & 7) == 2) {
+    uint64_t sz = hdr[1] & ~(uint64_t)7, usable = malloc_usable_size((void *)p);
+    if ((p - 16) & 4095) rc = -1; /* not at the start of its mapping */
+    else if ((sz & 4095) == 0 && usable == sz - 16) _hg_glibc.mmap_shape = HG_MMAP_WHOLE;
+    else if (((sz + 16) & 4095) == 0 && usable == sz - 8) _hg_glibc.mmap_shape = HG_MMAP_LESS_HDR;
+    else rc = -1;
+  }
+  free((void *)p);
+  return rc;
 }
 
 static void unsupported(struct hg_cap *c, const char *why, const char *detail) {
@@ -237,13 +318,15 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
     unsupported(c, "unsupported allocator layout", "tcache/fastbin link format not recognised");
     return 0;
   }
+  if (probe_mmap() != 0) {
+    unsupported(c, "unsupported allocator layout", "mmapped chunk header not recognised");
+    return 0;
+  }
   if (find_main_arena(c, libc_image) != 0) {
     unsupported(c, "unsupported allocator layout", "main_arena not found in libc data");
     return 0;
   }
   G->heap_max = 64ull << 20;
-  G->tcache_chunk = 0x290;
-  G->tcache_bins = 64;
   G->ok = 1;
   return 0;
 }

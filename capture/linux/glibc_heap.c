@@ -2,13 +2,15 @@
  * glibc_heap.c — walks glibc ptmalloc2 heaps of the frozen process: every
  * arena (main_arena found by glibc_detect.c, the others through the ring),
  * every heap of an arena (64 MiB-aligned, heap_info first), and mmapped
- * chunks (found in anonymous mappings by their header). A chunk is a node
- * when the next chunk's PREV_INUSE bit says it is in use; chunks cached in
- * tcaches (all threads') and fastbins keep that bit, so their user
- * addresses go to c->freelist and are dropped afterwards.
+ * chunks (found in anonymous mappings by their header, in the shape
+ * glibc_detect.c probed). A chunk is a node when the next chunk's
+ * PREV_INUSE bit says it is in use; chunks cached in tcaches (all
+ * threads') and fastbins (where the layout has them) keep that bit, so
+ * their user addresses go to c->freelist and are dropped afterwards.
  *
- * Node address = chunk + 16, node size = usable size (chunk size - 8, or
- * - 16 for mmapped chunks), as malloc_usable_size() reports.
+ * Node address = chunk + 16, node size = usable size (chunk size - 8; for
+ * mmapped chunks size - 16, or size - 8 when the size leaves out the
+ * header), as malloc_usable_size() reports.
  *
  * Runs frozen: no malloc; every address is checked against the regions
  * before it is read; inconsistencies stop the walk of that heap and are
@@ -36,6 +38,7 @@ struct area {
   uint64_t top;     /* top chunk of its arena (0 for mmapped)              */
   uint64_t kind;    /* SEG_*                                               */
   uint64_t arena;   /* arena index                                         */
+  uint64_t usable;  /* mmapped: the block's usable size                    */
 };
 
 struct walk {
@@ -76,6 +79,7 @@ static int add_area(struct walk *wk, uint64_t first, uint64_t end, uint64_t top,
   a->top = top;
   a->kind = (uint64_t)kind;
   a->arena = arena;
+  a->usable = 0;
   return 0;
 }
 
@@ -162,32 +166,90 @@ static int list_arenas(struct walk *wk) {
   return 0;
 }
 
+/* Span (mapping bytes) of an mmapped chunk whose header reads {prev, size}
+ * at a page start, and its usable size; 0 if it is no such header. */
+static uint64_t mmapped_span(uint64_t prev, uint64_t size, uint64_t *usable) {
+  uint64_t sz = size & ~(uint64_t)7;
+  int shape = _hg_glibc.mmap_shape;
+  if ((size & 7) != IS_MMAPPED || sz < MINSIZE) return 0;
+  if (shape != HG_MMAP_LESS_HDR && prev == 0 && (sz & 4095) == 0) {
+    *usable = sz - 16;
+    return sz;
+  }
+  /* prev_size holds the chunk's offset in its mapping (0 here) and, in
+   * bit 0, whether the mapping uses huge pages */
+  if (shape != HG_MMAP_WHOLE && (prev & ~(uint64_t)1) == 0 && ((sz + 16) & 4095) == 0) {
+    *usable = sz - 8;
+    return sz + 16;
+  }
+  return 0;
+}
+
+/* Where mmapped chunks cannot start inside region r (sets [*lo, *hi), or
+ * returns 0): the kernel merges a chunk's mapping with an adjacent
+ * anonymous read-write one — an arena heap's used part, or a thread stack
+ * (whose guard is a mapping of its own only before glibc 2.42) — so such
+ * regions are searched too, less the heap areas (heaps[0..nheaps), sorted)
+ * and less each stack up to its thread descriptor. */
+static int claimed(const struct hg_cap *c, const struct hg_cregion *r, const struct area *heaps,
+                   size_t nheaps, uint64_t p, uint64_t *lo, uint64_t *hi) {
+  *lo = *hi = 0;
+  if (r->kind == HG_RK_STACK) {
+    for (size_t i = 0; i < _hg_vec_len(&c->threads); i++) {
+      const struct hg_cthread *t = _hg_vec_at(&c->threads, i);
+      if (t->tls_hi > r->start && t->tls_hi <= r->end && t->tls_hi > *hi) *hi = t->tls_hi;
+    }
+    *lo = r->start;
+    *hi = (*hi + 4095) & ~(uint64_t)4095;
+    if (!*hi) *hi = r->end; /* the main thread's stack: nothing else is there */
+    return p < *hi;
+  }
+  for (size_t k = 0; k < nheaps; k++) /* few: one per heap */
+    if (heaps[k].end > p && heaps[k].first < r->end) {
+      *lo = heaps[k].first & ~(uint64_t)4095;
+      *hi = (heaps[k].end + 4095) & ~(uint64_t)4095;
+      return 1;
+    }
+  return 0;
+}
+
 /* Mmapped chunks: page-aligned headers {prev_size 0, size | IS_MMAPPED} in
- * anonymous private read-write mappings nobody else claims. */
-static int mmapped_areas(struct walk *wk) {
+ * anonymous private read-write mappings nobody else claims (see claimed). */
+static int mmapped_areas(struct walk *wk, size_t heaps_mark) {
   struct hg_cap *c = wk->c;
   const char *names = (const char *)c->strings.base;
+  size_t nheaps = (_hg_vec_len(&c->work) - heaps_mark) / (sizeof(struct area) / 8);
+  _hg_sort_u64key(_hg_vec_at(&c->work, heaps_mark), nheaps, sizeof(struct area));
   for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
     const struct hg_cregion *r = _hg_vec_at(&c->regions, i);
-    if (r->kind != HG_RK_OTHER || (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) !=
-                                      (HG_PROT_READ | HG_PROT_WRITE))
+    if (r->kind == HG_RK_OWN || r->kind == HG_RK_IMAGE ||
+        (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) != (HG_PROT_READ | HG_PROT_WRITE))
       continue;
     if (r->name && strncmp(names + r->name, "[anon:", 6) != 0) continue;
     if (r->rss == 0 || _hg_region_reservation(r)) continue;
-    uint64_t run_end = r->start, p = r->start;
+    uint64_t run_end = r->start, p = r->start, cl_lo = 0, cl_hi = 0;
+    int check = r->kind != HG_RK_OTHER;
     while (p + 4096 <= r->end) {
+      if (check && p >= cl_hi) {
+        const struct area *heaps = _hg_vec_at(&c->work, heaps_mark);
+        if (!claimed(c, r, heaps, nheaps, p, &cl_lo, &cl_hi)) cl_lo = cl_hi = r->end;
+      }
+      if (check && p >= cl_lo && p < cl_hi) {
+        p = cl_hi;
+        continue;
+      }
       if (p >= run_end) { /* headers of resident pages only: sparse reservations stay cheap */
         if (!_hg_next_resident(&p, r->end, &run_end)) break;
         continue;
       }
-      uint64_t prev, size;
+      uint64_t prev, size, usable = 0, span;
       if (rd(c, p, &prev) || rd(c, p + 8, &size)) break;
-      uint64_t sz = size & ~(uint64_t)7;
-      if (prev == 0 && (size & 7) == IS_MMAPPED && (sz & 4095) == 0 && sz >= 4096 &&
-          p + sz <= r->end) {
-        int rc = add_area(wk, p, p + sz, 0, SEG_MMAP, 0);
+      if ((span = mmapped_span(prev, size, &usable)) && p + span <= r->end &&
+          (!check || p + span <= cl_lo)) {
+        int rc = add_area(wk, p, p + span, 0, SEG_MMAP, 0);
         if (rc) return rc;
-        p += sz;
+        ((struct area *)_hg_vec_at(&c->work, _hg_vec_len(&c->work) - sizeof(struct area) / 8))->usable = usable;
+        p += span;
       } else {
         p += 4096;
       }
@@ -204,7 +266,7 @@ HG_NO_ASAN static int walk_area(struct walk *wk, const struct area *a) {
   if (a->kind == SEG_MMAP) {
     if ((rc = _hg_seg_begin(c, a->first, a->end, HG_NODE_MALLOC | HG_NODE_MMAPPED, wk->heap_mmap)))
       return rc;
-    rc = _hg_node_add(c, a->first + CHUNK_HDR, a->end - a->first - CHUNK_HDR);
+    rc = _hg_node_add(c, a->first + CHUNK_HDR, a->usable);
     _hg_seg_end(c);
     return rc;
   }
@@ -238,7 +300,7 @@ HG_NO_ASAN static int walk_area(struct walk *wk, const struct area *a) {
     }
     if (nsz & PREV_INUSE) {
       if ((rc = _hg_node_add(c, p + CHUNK_HDR, sz - 8))) break;
-      if (sz == _hg_glibc.tcache_chunk) {
+      if (_hg_glibc.tcache_chunk && sz - _hg_glibc.tcache_chunk <= 16) { /* see find_tcache */
         uint64_t *cand = _hg_vec_push(&c->work, 1);
         if (!cand) {
           rc = HG_ENOMEM;
@@ -283,31 +345,42 @@ static int fastbins(struct walk *wk, uint64_t ar) {
   return 0;
 }
 
-/* A tcache_perthread_struct candidate at mem m: uint16 counts[64], then
- * entries[64] (user pointers; their `next` is protected, `key` at +8). */
+/* Bin i of a tcache holds chunks of exactly 32 + 16 i bytes (the first 64
+ * bins); glibc 2.43's 12 further bins hold ranges of larger sizes, bin
+ * 64 + log2(size) - log2(1040). */
+static int tcache_size_ok(uint32_t i, uint64_t sz) {
+  if (i < 64) return sz == MINSIZE + 16u * i;
+  if (sz <= MINSIZE + 16u * 63 || sz >= (1ull << 31)) return 0;
+  return 64u + (uint32_t)__builtin_clz(MINSIZE + 16u * 63) - (uint32_t)__builtin_clz((uint32_t)sz) == i;
+}
+
+/* One tcache entry at e: a heap chunk of the bin's size whose key marks it
+ * cached (the process key, or the tcache struct m itself before 2.34). */
+static int tcache_entry_ok(struct hg_cap *c, uint64_t m, uint32_t i, uint64_t e, uint64_t *next) {
+  uint64_t sz, key;
+  return !(e & 15) && is_heap_addr(c, e) && !rd(c, e - 8, &sz) &&
+         tcache_size_ok(i, sz & ~(uint64_t)7) && !rd(c, e, next) && !rd(c, e + 8, &key) &&
+         (key == _hg_glibc.tcache_key || key == m);
+}
+
+/* A tcache_perthread_struct candidate at mem m: uint16 counts[n], then
+ * entries[n] (user pointers; their `next` is protected, `key` at +8). The
+ * counts are not used: before 2.43 they count entries, since then free
+ * slots. Lists are bounded by their validation and 65,536 hops. */
 static int tcache(struct walk *wk, uint64_t m) {
   struct hg_cap *c = wk->c;
   const struct hg_glibc *G = &_hg_glibc;
-  uint64_t entries = m + 2u * G->tcache_bins;
+  uint64_t entries = m + 2u * G->tcache_bins, e, nx;
   /* validate every head before trusting the struct */
   for (uint32_t i = 0; i < G->tcache_bins; i++) {
-    uint64_t e, sz, key;
     if (rd(c, entries + 8u * i, &e)) return 0;
-    if (!e) continue;
-    if ((e & 15) || !is_heap_addr(c, e) || rd(c, e - 8, &sz) ||
-        (sz & ~(uint64_t)7) != MINSIZE + 16u * i || rd(c, e + 8, &key) ||
-        (key != G->tcache_key && key != m))
+    if (e && !tcache_entry_ok(c, m, i, e, &nx))
       return 0; /* not a tcache (or a damaged one): leave its blocks alone */
   }
   for (uint32_t i = 0; i < G->tcache_bins; i++) {
-    uint64_t e, cw;
-    if (rd(c, entries + 8u * i, &e) || rd(c, m + (2u * i & ~7u), &cw)) return 0;
-    uint64_t count = (cw >> (16 * (i & 3))) & 0xffff;
-    for (uint64_t n = 0; e && n <= count + 1 && n < 65536; n++) {
-      uint64_t sz, nx, key;
-      if ((e & 15) || !is_heap_addr(c, e) || rd(c, e - 8, &sz) ||
-          (sz & ~(uint64_t)7) != MINSIZE + 16u * i || rd(c, e, &nx) || rd(c, e + 8, &key) ||
-          (key != G->tcache_key && key != m)) {
+    if (rd(c, entries + 8u * i, &e)) return 0;
+    for (uint64_t n = 0; e && n < 65536; n++) {
+      if (!tcache_entry_ok(c, m, i, e, &nx)) {
         c->heap_errors++;
         break;
       }
@@ -342,7 +415,7 @@ int _hg_plat_heap_walk(struct hg_cap *c) {
   if ((rc = main_areas(&wk))) return rc;
   for (uint32_t i = 1; i < wk.narenas; i++)
     if ((rc = arena_areas(&wk, wk.arenas[i], i))) return rc;
-  if ((rc = mmapped_areas(&wk))) return rc;
+  if ((rc = mmapped_areas(&wk, mark))) return rc;
   size_t nareas = (_hg_vec_len(&c->work) - mark) / (sizeof(struct area) / 8);
   struct area *areas = _hg_vec_at(&c->work, mark);
   _hg_sort_u64key(areas, nareas, sizeof(struct area));

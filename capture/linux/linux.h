@@ -14,15 +14,22 @@ void _hg_linux_slots_range(uint64_t *lo, uint64_t *hi);
 struct hg_glibc {
   int ok;                   /* layout understood                            */
   uint64_t main_arena;
-  /* malloc_state layout */
+  const char *layout;       /* which malloc_state layout matched            */
+  /* malloc_state layout (nfastbins 0: no fastbins, glibc 2.43+) */
   uint32_t off_fastbins, nfastbins, off_top, off_bins, off_next, sizeof_state;
   int safe_linking;         /* tcache/fastbin next pointers are protected   */
   uint64_t tcache_key;      /* value found at offset 8 of tcache entries    */
-  int key_is_struct;        /* glibc < 2.34: key is the tcache struct       */
   uint64_t heap_max;        /* HEAP_MAX_SIZE (alignment of arena heaps)     */
-  uint64_t tcache_chunk;    /* chunk size of tcache_perthread_struct        */
-  uint32_t tcache_bins;     /* TCACHE_MAX_BINS                              */
+  uint64_t tcache_chunk;    /* chunk size of tcache_perthread_struct (0: none;
+                               it may be 16 bytes more) */
+  uint32_t tcache_bins;     /* TCACHE_MAX_BINS: 64, or 76 (2.43: 12 large)  */
+  int mmap_shape;           /* HG_MMAP_*: how an mmapped chunk's size reads */
 };
+/* Mmapped chunk headers: size is the whole mapping (usable = size - 16), or
+ * the mapping less the header (2.43+, usable = size - 8); ANY when the probe
+ * got no mmapped chunk (then each chunk's size says which: the two never
+ * agree on a page-sized mapping). */
+enum { HG_MMAP_ANY = 0, HG_MMAP_WHOLE = 1, HG_MMAP_LESS_HDR = 2 };
 extern struct hg_glibc _hg_glibc;
 
 /* Raw directory read without malloc: calls fn for each numeric entry. */

@@ -78,6 +78,7 @@ static int line(struct hg_cap *c, const char *p, const char *end) {
       r->name = _hg_str_add(&c->strings, q, (size_t)(end - q));
       if (!r->name) return HG_ENOMEM;
     }
+    if (!r->name || (end - q >= 6 && memcmp(q, "[anon:", 6) == 0)) r->flags |= HG_RF_ANON;
     return 0;
   }
   if (!cur) return 0;

@@ -356,6 +356,13 @@ int _hg_plat_threads_finish(struct hg_cap *c) {
     if (t->tls_hi > tr->end) t->tls_hi = tr->end;
     /* the TLS block sits at the top of a thread's stack mapping */
     if (t->tls_lo > t->stack_lo && t->tls_lo < t->stack_hi) t->stack_hi = t->tls_lo;
+    /* ... below the thread descriptor, which ends its stack block: with
+     * glibc 2.42+ on Linux 6.13+ guard pages are MADV_GUARD_INSTALL ranges,
+     * not mappings of their own, so adjacent stacks share one mapping and
+     * reading past the descriptor faults on the next block's guard. When the
+     * TLS estimate reaches below SP, the stack ends at SP. */
+    uint64_t tcb = t->tls_hi - TCB_BYTES;
+    if (tcb > t->stack_lo && tcb < t->stack_hi) t->stack_hi = t->tls_lo = t->stack_lo;
   }
   return 0;
 }

@@ -2,12 +2,15 @@
  * ground_truth.c — capture test against a heap whose content is known.
  *
  * The main thread and three worker threads (so several arenas) allocate
- * tiny, small, large and mmapped blocks, free a known subset so that freed
- * chunks sit in tcaches, fastbins, the unsorted bin and small/large bins,
- * and plant pointers (start and interior) between live blocks. Then the
- * process captures itself in fork mode and in suspend mode and checks:
- * every live block is a node with its exact usable size, no freed block is
- * a node, every planted pointer is an edge with the right offset and kind.
+ * tiny, small, large and mmapped blocks (of several sizes), free a known
+ * subset so that freed chunks sit in tcaches (full and not), fastbins
+ * (glibc < 2.43), the unsorted bin and small/large bins, and plant pointers
+ * (start and interior) between live blocks. Then the process captures
+ * itself in fork mode and in suspend mode and checks: every live block is a
+ * node with its exact usable size, no freed block is a node, every planted
+ * pointer is an edge with the right offset and kind, every block that must
+ * be mmapped is a node flagged so. The glibc matrix (make check-matrix)
+ * runs it on every glibc our users run.
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -21,6 +24,7 @@
 
 #define MAX_BLOCKS 4096
 #define NWORKERS 3
+#define MMAPPED_MIN (1u << 20) /* blocks this big are always mmapped here */
 
 struct block { void *p; size_t usable; };
 struct plant { void *src; size_t off; void *dst; int interior; };
@@ -72,10 +76,12 @@ static void populate(int salt) {
     keep(take(16)); /* guard */
     drop(tmp[0]); drop(tmp[1]); drop(tmp[2]);
   }
-  /* fastbins: ten of one fast size (7 fill the tcache, 3 go to the fastbin) */
-  for (int k = 0; k < 10; k++) tmp[k] = take(56);
+  /* fastbins: twenty of one fast size fill its tcache bin (7 entries, 16
+   * from glibc 2.43) and the rest go to the fastbin (or, without fastbins,
+   * to the unsorted bin, coalesced) */
+  for (int k = 0; k < 20; k++) tmp[k] = take(56);
   keep(take(16));
-  for (int k = 0; k < 10; k++) drop(tmp[k]);
+  for (int k = 0; k < 20; k++) drop(tmp[k]);
   /* unsorted / small / large bins: non-tcache sizes separated by guards */
   for (int k = 0; k < 4; k++) {
     tmp[3 * k] = take(1500);
@@ -90,10 +96,17 @@ static void populate(int salt) {
   tmp[0] = take(2500);
   keep(take(16));
   drop(tmp[0]);           /* stays in the unsorted bin */
-  /* mmapped */
+  /* mmapped: whether these are depends on other threads (freeing an
+   * mmapped chunk raises the mmap threshold to its size) */
   for (int k = 0; k < 3; k++) keep(take(300000 + 4096 * (size_t)k));
   tmp[0] = take(400000);
   drop(tmp[0]);
+  /* ... these always are (above any threshold raised here); freeing a
+   * block above 32 MiB leaves the threshold alone (only its header page
+   * is touched) */
+  keep(take(MMAPPED_MIN + (size_t)salt));
+  keep(take(3 * MMAPPED_MIN + 100));
+  drop(malloc(40u << 20));
 }
 
 static void *worker(void *arg) {
@@ -140,12 +153,15 @@ static void check_snapshot(const char *path) {
   if (!g) fprintf(stderr, "%s: load: %s\n", mode_name, err.message);
   REQUIRE(g != NULL);
   size_t missing = 0, badsize = 0, freed_found = 0, edges_missing = 0, kind_bad = 0;
+  size_t mmapped_want = 0, mmapped_flagged = 0;
   for (size_t i = 0; i < nlive; i++) {
     int64_t n = node_at(g, live[i].p);
+    mmapped_want += live[i].usable >= MMAPPED_MIN;
     if (n < 0) {
       if (missing++ < 5) fprintf(stderr, "%s: live %p (%zu) missing\n", mode_name, live[i].p, live[i].usable);
       continue;
     }
+    mmapped_flagged += live[i].usable >= MMAPPED_MIN && (g->node_flags[n] & HG_NODE_MMAPPED);
     if (g->node_size[n] != live[i].usable) {
       if (badsize++ < 5)
         fprintf(stderr, "%s: %p size %llu, want %zu\n", mode_name, live[i].p,
@@ -196,6 +212,8 @@ static void check_snapshot(const char *path) {
   CHECK_EQ_U(freed_found, 0);
   CHECK_EQ_U(edges_missing, 0);
   CHECK_EQ_U(kind_bad, 0);
+  CHECK_EQ_U(mmapped_want, 2 * (NWORKERS + 1));
+  CHECK_EQ_U(mmapped_flagged, mmapped_want);
   CHECK(g->thread_count >= NWORKERS + 1);
   CHECK(global_roots > 0);
   CHECK(bss_want > 0);

@@ -42,7 +42,7 @@ struct unit_state {
   int a_map_ready;              /* published by class_of(A)                */
 };
 static struct unit_state st;
-static int edge_calls, edge_identify_calls, edge_map_calls;
+static int edge_identify_calls, edge_map_calls;
 
 static int u_prepare(struct hg_classify_reg *reg) {
   memset(&st, 0, sizeof st);
@@ -66,11 +66,6 @@ static uint32_t u_class_of(struct hg_classify_reg *reg, uint32_t token) {
     s->cls[token] = _hg_classify_class(reg, token == 1 ? "unit.A" : "unit.B", HG_CLASS_OTHER, 32);
   if (token == 1) __atomic_store_n(&s->a_map_ready, 1, __ATOMIC_RELEASE);
   return s->cls[token];
-}
-
-static uint32_t u_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t size,
-                           const uint64_t *w, uint32_t n) {
-  return u_class_of(reg, u_identify(reg->state, reg->cap, addr, size, w, n));
 }
 
 static uint32_t u_edge_identify(void *state, const struct hg_cap *c, uint32_t token,
@@ -105,20 +100,9 @@ static uint32_t u_edge_of(struct hg_classify_reg *reg, uint32_t etok, uint32_t *
   return field_kind[etok];
 }
 
-static uint32_t u_edge(struct hg_classify_reg *reg, uint32_t cls, uint64_t off, uint32_t *field) {
-  struct unit_state *s = reg->state;
-  __atomic_fetch_add(&edge_calls, 1, __ATOMIC_RELAXED);
-  *field = 0;
-  uint32_t token = cls && cls == s->cls[1] ? 1 : cls && cls == s->cls[2] ? 2 : 0;
-  uint32_t etok = u_edge_identify(s, NULL, token, off);
-  return etok ? u_edge_of(reg, etok, field) : HG_EDGE_CONSERVATIVE;
-}
-
 static const struct hg_classifier unit_names = {
     .name = "unit-names",
     .prepare = u_prepare,
-    .classify = u_classify,
-    .edge = u_edge,
     .identify = u_identify,
     .class_of = u_class_of,
     .edge_identify = u_edge_identify,
@@ -231,13 +215,12 @@ static void capture(uint32_t mode, uint32_t helpers, struct hg_graph **out) {
   hg_options_init(&o);
   o.mode = mode;
   o.helpers = helpers;
-  edge_calls = edge_identify_calls = edge_map_calls = 0;
+  edge_identify_calls = edge_map_calls = 0;
   _hg_classifiers_override = list;
   int rc = hg_capture(path, &o);
   _hg_classifiers_override = NULL;
   REQUIRE(rc == 0);
-  if (mode == HG_MODE_SUSPEND) { /* the halves ran in this process: edge() never did */
-    CHECK_EQ_U(edge_calls, 0);
+  if (mode == HG_MODE_SUSPEND) { /* the halves ran in this process */
     CHECK(edge_map_calls > 0);
     CHECK(edge_identify_calls > 0); /* B has no map; A's comes late */
   }

@@ -204,7 +204,7 @@ static void each_ivar_word(Class cls, ivar_fn fn, void *ctx) {
 
 struct direct_ctx {
   struct hg_classify_reg *reg;
-  uint32_t id;
+  uint32_t token;
   unsigned strong, conservative;
   uint32_t field_of_parent;
 };
@@ -212,7 +212,7 @@ struct direct_ctx {
 static void direct_ivar(void *vctx, const char *name, uint64_t off, int is_obj) {
   struct direct_ctx *d = vctx;
   uint32_t field = 0;
-  uint32_t kind = _hg_classifier_objc.edge(d->reg, d->id, off, &field);
+  uint32_t kind = _hg_classify_edge(&_hg_classifier_objc, d->reg, d->token, off, &field);
   if (is_obj) {
     CHECK_EQ_U(kind, HG_EDGE_STRONG);
     CHECK(field != 0);
@@ -249,7 +249,9 @@ static void test_direct(void) {
     uint64_t words[HG_CLASSIFY_WORDS] = {0};
     uint32_t n = size / 8 < HG_CLASSIFY_WORDS ? (uint32_t)(size / 8) : HG_CLASSIFY_WORDS;
     memcpy(words, live[i].p, n * 8);
-    uint32_t id = _hg_classifier_objc.classify(&reg, (uint64_t)(uintptr_t)live[i].p, size, words, n);
+    uint32_t token;
+    uint32_t id = _hg_classify_block(&_hg_classifier_objc, &reg, (uint64_t)(uintptr_t)live[i].p, size,
+                                     words, n, &token);
     CHECK(id != 0);
     unsigned k = 0;
     while (k < nnames && strcmp(names[k], live[i].cls) != 0) k++;
@@ -260,7 +262,7 @@ static void test_direct(void) {
     } else {
       CHECK_EQ_U(id, ids[k]); /* same class, same id */
     }
-    d.id = id;
+    d.token = token;
     each_ivar_word(objc_getClass(live[i].cls), direct_ivar, &d);
   }
   strong = d.strong;
@@ -273,11 +275,13 @@ static void test_direct(void) {
     uint64_t words[HG_CLASSIFY_WORDS] = {0};
     uint32_t n = size / 8 < HG_CLASSIFY_WORDS ? (uint32_t)(size / 8) : HG_CLASSIFY_WORDS;
     memcpy(words, adversarial[i], n * 8);
-    CHECK_EQ_U(_hg_classifier_objc.classify(&reg, (uint64_t)(uintptr_t)adversarial[i], size, words, n), 0);
+    uint32_t token;
+    CHECK_EQ_U(_hg_classify_block(&_hg_classifier_objc, &reg, (uint64_t)(uintptr_t)adversarial[i], size,
+                                  words, n, &token), 0);
   }
-  /* an unknown class id (another classifier's) leaves edges untyped */
+  /* an unknown token (another classifier's block) leaves edges untyped */
   uint32_t f = 7;
-  CHECK_EQ_U(_hg_classifier_objc.edge(&reg, 999999, 8, &f), HG_EDGE_CONSERVATIVE);
+  CHECK_EQ_U(_hg_classify_edge(&_hg_classifier_objc, &reg, 999999, 8, &f), HG_EDGE_CONSERVATIVE);
   CHECK_EQ_U(f, 0);
   _hg_classifier_objc.finish(&reg);
   hg_writer_close(c->w);

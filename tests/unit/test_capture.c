@@ -260,9 +260,14 @@ static int a_prepare(struct hg_classify_reg *reg) {
   a_prepared++;
   return -1;
 }
-static uint32_t a_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t size,
+static uint32_t a_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
                            const uint64_t *w, uint32_t n) {
-  (void)reg, (void)addr, (void)size, (void)w, (void)n;
+  (void)state, (void)c, (void)addr, (void)size, (void)w, (void)n;
+  __atomic_fetch_add(&a_classified, 1, __ATOMIC_RELAXED); /* may run on the helper */
+  return 0;
+}
+static uint32_t a_class_of(struct hg_classify_reg *reg, uint32_t token) {
+  (void)reg, (void)token;
   a_classified++;
   return 0;
 }
@@ -276,18 +281,23 @@ static int b_prepare(struct hg_classify_reg *reg) {
   reg->state = &b_class;
   return b_class ? 0 : -1;
 }
-static uint32_t b_classify(struct hg_classify_reg *reg, uint64_t addr, uint64_t size,
+static uint32_t b_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
                            const uint64_t *w, uint32_t n) {
-  (void)addr, (void)size;
-  return n >= 1 && w[0] == UNIT_MAGIC ? *(const uint32_t *)reg->state : 0;
+  (void)state, (void)c, (void)addr, (void)size;
+  return n >= 1 && w[0] == UNIT_MAGIC;
+}
+static uint32_t b_class_of(struct hg_classify_reg *reg, uint32_t token) {
+  return token == 1 ? *(const uint32_t *)reg->state : 0;
 }
 static void b_finish(struct hg_classify_reg *reg) {
   if (reg->state == &b_class) b_finished++;
 }
 static const struct hg_classifier unit_a = {
-    .name = "unit-failing", .prepare = a_prepare, .classify = a_classify, .finish = a_finish};
+    .name = "unit-failing", .prepare = a_prepare, .identify = a_identify, .class_of = a_class_of,
+    .finish = a_finish};
 static const struct hg_classifier unit_b = {
-    .name = "unit-working", .prepare = b_prepare, .classify = b_classify, .finish = b_finish};
+    .name = "unit-working", .prepare = b_prepare, .identify = b_identify, .class_of = b_class_of,
+    .finish = b_finish};
 
 static void test_classifier_sits_out_alone(void) {
   const struct hg_classifier *const list[] = {&unit_a, &unit_b, NULL};

@@ -53,7 +53,7 @@ static void test_arm_state(void) {
   put64(gp, HG_ARM_TS_PC, 0x0000000100004000ull);
   for (int i = 0; i < 64; i++) put64(vec, (size_t)i * 8, 0x5000 + (uint64_t)i);
   uint64_t regs[HG_MAX_REGS], sp;
-  uint32_t n = _hg_thread_state_regs(HG_CPU_ARM64, gp, sizeof gp, vec, sizeof vec, regs, HG_MAX_REGS, &sp);
+  uint32_t n = _hg_thread_state_regs(HG_CPU_ARM64, gp, sizeof gp, vec, sizeof vec, 0, regs, HG_MAX_REGS, &sp);
   CHECK_EQ_U(n, HG_MAX_REGS); /* 32 general + 64 vector halves, capped at 64 */
   CHECK_EQ_U(regs[0], 0x1000);
   CHECK_EQ_U(regs[28], 0x1000 + 28);
@@ -64,17 +64,71 @@ static void test_arm_state(void) {
   CHECK_EQ_U(regs[32], 0x5000);
   CHECK_EQ_U(regs[63], 0x5000 + 31);
   /* without the vector state: 32 words */
-  n = _hg_thread_state_regs(HG_CPU_ARM64, gp, sizeof gp, NULL, 0, regs, HG_MAX_REGS, &sp);
+  n = _hg_thread_state_regs(HG_CPU_ARM64, gp, sizeof gp, NULL, 0, 0, regs, HG_MAX_REGS, &sp);
   CHECK_EQ_U(n, 32);
   /* short state: refused */
-  CHECK_EQ_U(_hg_thread_state_regs(HG_CPU_ARM64, gp, sizeof gp - 4, NULL, 0, regs, HG_MAX_REGS, &sp), 0);
+  CHECK_EQ_U(_hg_thread_state_regs(HG_CPU_ARM64, gp, sizeof gp - 4, NULL, 0, 0, regs, HG_MAX_REGS, &sp), 0);
   CHECK_EQ_U(sp, 0);
   /* a small output buffer is never overrun */
   uint64_t few[5] = {0, 0, 0, 0, 0xdead};
-  n = _hg_thread_state_regs(HG_CPU_ARM64, gp, sizeof gp, vec, sizeof vec, few, 4, &sp);
+  n = _hg_thread_state_regs(HG_CPU_ARM64, gp, sizeof gp, vec, sizeof vec, 0, few, 4, &sp);
   CHECK_EQ_U(n, 4);
   CHECK_EQ_U(few[4], 0xdead);
-  CHECK_EQ_U(_hg_thread_state_regs(99, gp, sizeof gp, NULL, 0, regs, HG_MAX_REGS, &sp), 0);
+  CHECK_EQ_U(_hg_thread_state_regs(99, gp, sizeof gp, NULL, 0, 0, regs, HG_MAX_REGS, &sp), 0);
+}
+
+/* Signed pointers per VA size: a 39-bit iOS process carries signature
+ * bits from bit 39 up, which a 47-bit mask leaves in place. */
+static void test_pac_va(void) {
+  CHECK_EQ_U(_hg_pac_va_mask(0x0000007fffffffffull), HG_ARM64_VA_MASK_39);
+  CHECK_EQ_U(_hg_pac_va_mask(0x00007fffffffffffull), HG_ARM64_VA_MASK);
+  CHECK_EQ_U(_hg_pac_va_mask(0x0000000fffffffffull), 0x0000000fffffffffull); /* 36 bits */
+  CHECK_EQ_U(_hg_pac_va_mask(0), HG_ARM64_VA_MASK);                  /* no probe    */
+  CHECK_EQ_U(_hg_pac_va_mask(0x0000007ffffff0ffull), HG_ARM64_VA_MASK); /* not 2^k-1 */
+  CHECK_EQ_U(_hg_pac_va_mask(0xfffffffull), HG_ARM64_VA_MASK);        /* too small  */
+  CHECK_EQ_U(_hg_pac_va_mask(UINT64_MAX), HG_ARM64_VA_MASK);          /* too large  */
+  uint64_t addr39 = 0x000000016fdff010ull;
+  uint64_t signed39 = addr39 | (0x5a3bull << 39); /* signature in bits 39..54 */
+  CHECK_EQ_U(_hg_pac_strip(signed39, HG_ARM64_VA_MASK_39), addr39);
+  CHECK(_hg_pac_strip(signed39, HG_ARM64_VA_MASK) != addr39); /* the old 47-bit strip */
+  uint64_t addr47 = 0x00006ffe12345670ull;
+  uint64_t signed47 = addr47 | (0x7full << 47);
+  CHECK_EQ_U(_hg_pac_strip(signed47, HG_ARM64_VA_MASK), addr47);
+  CHECK_EQ_U(_hg_pac_strip(signed47, 0), addr47);
+  /* thread state of a 39-bit arm64e process */
+  uint8_t gp[HG_ARM_THREAD_STATE64_COUNT * 4];
+  memset(gp, 0, sizeof gp);
+  put64(gp, HG_ARM_TS_FP, 0x000000016fdff100ull | (0x1234ull << 39));
+  put64(gp, HG_ARM_TS_LR, 0x0000000102003000ull | (0x7777ull << 39));
+  put64(gp, HG_ARM_TS_SP, 0x000000016fdff000ull | (0x00a1ull << 39));
+  uint64_t regs[HG_MAX_REGS], sp;
+  uint32_t n = _hg_thread_state_regs(HG_CPU_ARM64, gp, sizeof gp, NULL, 0, HG_ARM64_VA_MASK_39,
+                                     regs, HG_MAX_REGS, &sp);
+  CHECK_EQ_U(n, 32);
+  CHECK_EQ_U(regs[29], 0x000000016fdff100ull);
+  CHECK_EQ_U(regs[30], 0x0000000102003000ull);
+  CHECK_EQ_U(sp, 0x000000016fdff000ull);
+}
+
+/* The pthread_t (TSD slots) as a TLS root range. */
+static void test_tls_range(void) {
+  uint64_t lo, hi;
+  /* a secondary thread: the pthread_t at the top of its stack allocation */
+  CHECK(_hg_darwin_tls_range(0x16f000000 + 0x80000 + 0x3000, HG_DARWIN_PTHREAD_SIZE, 0x16f000000,
+                             0x16f000000 + 0x80000 + 0x3000 + 0x2000, &lo, &hi));
+  CHECK_EQ_U(lo, 0x16f083000ull);
+  CHECK_EQ_U(hi, 0x16f085000ull);
+  /* clipped at the region's end */
+  CHECK(_hg_darwin_tls_range(0x10000, HG_DARWIN_PTHREAD_SIZE, 0x8000, 0x11000, &lo, &hi));
+  CHECK_EQ_U(hi, 0x11000);
+  /* no pthread, misaligned, outside the region, empty, wrapping */
+  CHECK(!_hg_darwin_tls_range(0, HG_DARWIN_PTHREAD_SIZE, 0x8000, 0x11000, &lo, &hi));
+  CHECK(!_hg_darwin_tls_range(0x10004, HG_DARWIN_PTHREAD_SIZE, 0x8000, 0x11000, &lo, &hi));
+  CHECK(!_hg_darwin_tls_range(0x20000, HG_DARWIN_PTHREAD_SIZE, 0x8000, 0x11000, &lo, &hi));
+  CHECK(!_hg_darwin_tls_range(0x10000, HG_DARWIN_PTHREAD_SIZE, 0, 0, &lo, &hi));
+  CHECK(!_hg_darwin_tls_range(0x10000, 0, 0x8000, 0x11000, &lo, &hi));
+  CHECK(_hg_darwin_tls_range(UINT64_MAX - 0xfff, 0x2000, UINT64_MAX - 0x1fff, UINT64_MAX, &lo, &hi));
+  CHECK(hi > lo && hi <= UINT64_MAX);
 }
 
 static void test_x86_state(void) {
@@ -86,7 +140,7 @@ static void test_x86_state(void) {
   for (int i = 0; i < 32; i++) put64(avx, HG_X86_AVX_XMM0 + (size_t)i * 8, 0x8000 + (uint64_t)i);
   for (int i = 0; i < 32; i++) put64(avx, HG_X86_AVX_YMMH0 + (size_t)i * 8, 0x9000 + (uint64_t)i);
   uint64_t regs[HG_MAX_REGS + 16], sp;
-  uint32_t n = _hg_thread_state_regs(HG_CPU_X86_64, gp, sizeof gp, avx, sizeof avx, regs,
+  uint32_t n = _hg_thread_state_regs(HG_CPU_X86_64, gp, sizeof gp, avx, sizeof avx, 0, regs,
                                      HG_MAX_REGS + 16, &sp);
   CHECK_EQ_U(n, 16 + 64);
   CHECK_EQ_U(sp, 0x7000 + 7); /* rsp is the 8th word */
@@ -97,7 +151,7 @@ static void test_x86_state(void) {
   CHECK_EQ_U(regs[48], 0x9000);
   CHECK_EQ_U(regs[79], 0x9000 + 31);
   /* float state only (no AVX): xmm halves */
-  n = _hg_thread_state_regs(HG_CPU_X86_64, gp, sizeof gp, avx, 524, regs, HG_MAX_REGS, &sp);
+  n = _hg_thread_state_regs(HG_CPU_X86_64, gp, sizeof gp, avx, 524, 0, regs, HG_MAX_REGS, &sp);
   CHECK_EQ_U(n, 16 + 32);
   CHECK_EQ_U(regs[47], 0x8000 + 31);
 }
@@ -246,6 +300,8 @@ int main(void) {
   RUN(test_tag_names);
   RUN(test_tag_kinds);
   RUN(test_arm_state);
+  RUN(test_pac_va);
+  RUN(test_tls_range);
   RUN(test_x86_state);
   RUN(test_stack_range);
   RUN(test_macho_parse);

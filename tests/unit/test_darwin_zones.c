@@ -69,6 +69,13 @@ static void test_sorted_segments(void) {
   CHECK_EQ_U(_hg_index_lookup(c, 0x300010), UINT32_MAX); /* between two nano blocks */
   CHECK_EQ_U(_hg_index_lookup(c, 0x300020), 4);
   CHECK_EQ_U(_hg_index_lookup(c, 0x507ff8), 5);
+  /* macOS x86_64 ObjC tagged pointers (bit 0) are never edges or roots */
+  CHECK_EQ_U(_hg_index_lookup(c, 0x100029), 1);
+  c->nonptr_mask = 1;
+  CHECK_EQ_U(_hg_index_lookup(c, 0x100029), UINT32_MAX);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x300021), UINT32_MAX);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x100028), 1);
+  c->nonptr_mask = 0;
   free_cap(c);
 }
 

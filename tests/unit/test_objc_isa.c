@@ -18,7 +18,7 @@ static void test_plain(void) {
 
 static void test_arm64(void) {
   struct hg_objc_isa m;
-  REQUIRE(_hg_objc_isa_apple(&m, HG_OBJC_ARCH_ARM64) == 0);
+  REQUIRE(_hg_objc_isa_apple(&m, HG_OBJC_ARCH_ARM64, HG_OBJC_OS_IOS) == 0);
   const uint64_t cls = 0x0000000100008000ull; /* fits shiftcls (33 bits << 3) */
   /* nonpointer isa: magic, has_cxx_dtor (bit 2), weakly_referenced (bit 42),
    * extra_rc 5 (bits 45..63) */
@@ -39,7 +39,7 @@ static void test_arm64(void) {
 
 static void test_arm64e(void) {
   struct hg_objc_isa m;
-  REQUIRE(_hg_objc_isa_apple(&m, HG_OBJC_ARCH_ARM64E) == 0);
+  REQUIRE(_hg_objc_isa_apple(&m, HG_OBJC_ARCH_ARM64E, HG_OBJC_OS_MACOS) == 0);
   const uint64_t cls = 0x00000001f0a3c128ull & ~7ull;
   uint64_t isa = cls | 1ull | (1ull << 56); /* nonpointer + refcount bits */
   CHECK_EQ_U(_hg_objc_isa_class(&m, isa), cls);
@@ -50,7 +50,7 @@ static void test_arm64e(void) {
 
 static void test_x86_64(void) {
   struct hg_objc_isa m;
-  REQUIRE(_hg_objc_isa_apple(&m, HG_OBJC_ARCH_X86_64) == 0);
+  REQUIRE(_hg_objc_isa_apple(&m, HG_OBJC_ARCH_X86_64, HG_OBJC_OS_MACOS) == 0);
   const uint64_t cls = 0x00007fff8a3c1230ull;
   uint64_t isa = cls | 0x001d800000000001ull | (3ull << 56) | 2ull; /* rc, has_assoc */
   CHECK_EQ_U(_hg_objc_isa_class(&m, isa), cls);
@@ -64,7 +64,7 @@ static void test_x86_64(void) {
 
 static void test_bad_arch(void) {
   struct hg_objc_isa m;
-  CHECK(_hg_objc_isa_apple(&m, 99) == HG_EINVAL);
+  CHECK(_hg_objc_isa_apple(&m, 99, HG_OBJC_OS_IOS) == HG_EINVAL);
 }
 
 static void test_swift_names(void) {

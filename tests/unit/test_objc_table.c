@@ -189,7 +189,7 @@ static void test_apple_masks(void) {
   uint32_t c = _hg_objc_add_class(&t, cls, "NSThing", 32, 0, 0);
   REQUIRE(c != HG_OBJC_NONE);
   REQUIRE(_hg_objc_table_finish(&t) == 0);
-  REQUIRE(_hg_objc_isa_apple(&t.isa, HG_OBJC_ARCH_ARM64) == 0);
+  REQUIRE(_hg_objc_isa_apple(&t.isa, HG_OBJC_ARCH_ARM64, HG_OBJC_OS_IOS) == 0);
   uint64_t isa = cls | 0x000001a000000001ull | (7ull << 45);
   CHECK_EQ_U(_hg_objc_classify_word(&t, isa, 32), c);
   CHECK_EQ_U(_hg_objc_classify_word(&t, isa, 24), HG_OBJC_NONE);

@@ -29,7 +29,7 @@ static void test_policy(void) {
   o.max_captures = 3;
   struct hg_watch_policy p;
   _hg_watch_policy_init(&p, &o);
-  struct hg_watch_sample low = {999, 0}, high = {1000, 0}, press = {10, 1};
+  struct hg_watch_sample low = {999, 0, 0, 0}, high = {1000, 0, 0, 0}, press = {10, 1, 0, 0};
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &low, 0), HG_WATCH_NONE);
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &high, 0), HG_WATCH_FOOTPRINT);
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &press, 0), HG_WATCH_PRESSURE);
@@ -46,13 +46,52 @@ static void test_policy(void) {
   o.on_pressure = 0;
   o.footprint_threshold = 0;
   _hg_watch_policy_init(&p, &o);
-  struct hg_watch_sample huge = {UINT64_MAX, 1};
+  struct hg_watch_sample huge = {UINT64_MAX, 1, 0, 0};
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &huge, 0), HG_WATCH_NONE);
   CHECK(!strcmp(_hg_watch_trigger_name(HG_WATCH_WARNING), "memory-warning"));
   char buf[64];
   CHECK(_hg_watch_path(buf, sizeof buf, "/d", "hg", 42, 1700000000123ull, 7) == 0);
   CHECK(!strcmp(buf, "/d/hg-42-1700000000123-7.hgsnap"));
   CHECK(_hg_watch_path(buf, 10, "/d", "hg", 42, 1, 1) == HG_ELIMIT);
+}
+
+/* The app-limit trigger: capture when less than N bytes remain. */
+static void test_available(void) {
+  struct hg_watch_options o = opts();
+  o.available_threshold = 200u << 20; /* 200 MiB */
+  o.on_pressure = 0;
+  struct hg_watch_policy p;
+  _hg_watch_policy_init(&p, &o);
+  struct hg_watch_sample s;
+  memset(&s, 0, sizeof s);
+  CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_NONE); /* unknown: never fires */
+  /* os_proc_available_memory wins when it answers */
+  _hg_watch_set_available(&s, 1, 150u << 20, 1, 900u << 20);
+  CHECK(s.have_available);
+  CHECK_EQ_U(s.available, 150u << 20);
+  CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_LIMIT);
+  _hg_watch_set_available(&s, 1, 300u << 20, 1, 10);
+  CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_NONE);
+  /* 0 from os_proc (not an app / over the limit): TASK_VM_INFO decides */
+  _hg_watch_set_available(&s, 1, 0, 1, 199u << 20);
+  CHECK_EQ_U(s.available, 199u << 20);
+  CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_LIMIT);
+  _hg_watch_set_available(&s, 0, 0, 1, 0); /* at the limit */
+  CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_LIMIT);
+  _hg_watch_set_available(&s, 0, 0, 0, 0); /* macOS without revision 4, Linux */
+  CHECK(!s.have_available);
+  CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_NONE);
+  /* the footprint trigger comes first; off when the threshold is 0 */
+  o.footprint_threshold = 10;
+  _hg_watch_policy_init(&p, &o);
+  _hg_watch_set_available(&s, 1, 1, 0, 0);
+  s.footprint = 11;
+  CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_FOOTPRINT);
+  o.footprint_threshold = 0;
+  o.available_threshold = 0;
+  _hg_watch_policy_init(&p, &o);
+  CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_NONE);
+  CHECK(!strcmp(_hg_watch_trigger_name(HG_WATCH_LIMIT), "memory-limit"));
 }
 
 static void test_parsers(void) {
@@ -258,7 +297,7 @@ static void test_linux_probe_live(void) {
   struct hg_watch_options o = opts();
   o.psi_some_avg10 = 0;
   REQUIRE(p->open(p->ctx, &o) == 0);
-  struct hg_watch_sample s = {0, 0};
+  struct hg_watch_sample s = {0, 0, 0, 0};
   p->sample(p->ctx, &s);
   CHECK(s.footprint > 100 * 1024);
   CHECK(s.footprint < (uint64_t)64 << 30);
@@ -282,6 +321,7 @@ static void test_linux_probe_live(void) {
 
 int main(void) {
   RUN(test_policy);
+  RUN(test_available);
   RUN(test_parsers);
   RUN(test_bad_options);
   RUN(test_thread_fake);

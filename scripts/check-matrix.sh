@@ -1,0 +1,86 @@
+#!/bin/sh
+# check-matrix.sh — the glibc matrix (make check-matrix): the heap walk on
+# every glibc our users run, each in a minimal Debian root.
+#
+#   scripts/check-matrix.sh [SUITE...]   default: bullseye bookworm trixie forky
+#                                        (glibc 2.31, 2.36, 2.41, 2.43)
+#
+# For each suite: a fresh copy of a cached root that has the build group of
+# scripts/deps.sh (scripts/debroot.sh new; the first run debootstraps and
+# caches it, later runs only copy it), the current tree (tracked and new
+# files, uncommitted edits included) copied in, `scripts/deps.sh build`
+# inside (installs what is missing, nothing when the cache is right), gcc
+# only (clang-14 is not in every suite), and the capture tests that prove
+# the heap walk: ground_truth (fork and suspend, with and without the scan
+# helper: main arena, thread arenas, mmapped chunks, every bin kind; run
+# $HG_MATRIX_REPEAT times, each with its own address layout) and churn
+# (captures after tcache/fastbin churn). Suites run in parallel.
+# Prints one line per suite and "N passed, N failed" last; logs stay in
+# $HG_MATRIX_DIR (default /tmp/heapgraph-matrix) until the next run.
+# Needs root (debootstrap, chroot, mount).
+set -u
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+suites=${*:-bullseye bookworm trixie forky}
+work=${HG_MATRIX_DIR:-/tmp/heapgraph-matrix}
+churn_rounds=${HG_MATRIX_CHURN:-6}
+repeat=${HG_MATRIX_REPEAT:-10} # ground_truth runs per suite (address layouts differ)
+# the same packages `deps.sh build` wants, so that it finds them installed
+pkgs=$(sed -n 's/^pkgs_build="\(.*\)"$/\1/p' "$here/scripts/deps.sh")
+[ -n "$pkgs" ] || { echo "check-matrix: no build group in scripts/deps.sh" >&2; exit 2; }
+
+mkdir -p "$work"
+for s in $suites; do
+  [ -d "$work/$s" ] && sh "$here/scripts/debroot.sh" rm "$work/$s"
+  rm -f "$work/$s.log" "$work/$s.result"
+done
+
+# One suite, output in $work/SUITE.log, verdict line in $work/SUITE.result.
+one() {
+  s=$1 root="$work/$1" log="$work/$1.log"
+  t0=$(date +%s)
+  # shellcheck disable=SC2086 # one argument per package
+  if ! sh "$here/scripts/debroot.sh" new "$s" "$root" $pkgs >>"$log" 2>&1; then
+    echo "$s: FAIL (no root; see $log)" >"$work/$s.result"
+    return
+  fi
+  mkdir -p "$root/src"
+  (cd "$here" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) |
+    tar -C "$root/src" -xf -
+  sh "$here/scripts/debroot.sh" run "$root" sh -c "
+    cd /src && sh scripts/deps.sh build &&
+    glibc=\$(ldd --version | sed -n '1s/.* //p') &&
+    cbor=\$(dpkg-query -W -f='\${Version}' libcbor-dev) &&
+    echo \"versions: glibc \$glibc, libcbor \$cbor, \$(gcc --version | head -n 1)\" &&
+    nice make -j2 CC=gcc build/capture/ground_truth build/capture/churn >/dev/null &&
+    i=0 && while [ \$i -lt $repeat ]; do build/capture/ground_truth /tmp || exit 1; i=\$((i + 1)); done &&
+    build/capture/churn $churn_rounds /tmp" >>"$log" 2>&1
+  rc=$?
+  ver=$(sed -n 's/^versions: //p' "$log" | head -n 1)
+  counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{p+=$1; f+=$3} END {print p+0 " passed, " f+0 " failed"}')
+  verdict=ok
+  [ $rc = 0 ] || verdict="FAIL (exit $rc; see $log)"
+  echo "$s: $verdict — ${ver:-versions unknown}; tests $counts; $(($(date +%s) - t0)) s" >"$work/$s.result"
+  [ $rc = 0 ] && sh "$here/scripts/debroot.sh" rm "$root"
+}
+
+t0=$(date +%s)
+pids=""
+for s in $suites; do
+  one "$s" &
+  pids="$pids $!"
+done
+for p in $pids; do wait "$p"; done
+
+pass=0 fail=0
+for s in $suites; do
+  line=$(cat "$work/$s.result" 2>/dev/null || echo "$s: FAIL (no result)")
+  echo "$line"
+  case "$line" in
+    "$s: ok"*) pass=$((pass + 1)) ;;
+    *) fail=$((fail + 1)); grep -E 'FAIL|missing|failed|error' "$work/$s.log" | head -n 15 | sed 's/^/    /' ;;
+  esac
+done
+echo "matrix: $(($(date +%s) - t0)) s"
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
