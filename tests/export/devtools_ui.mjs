@@ -39,18 +39,14 @@ try {
   const page = targets.find(t => t.type === 'page');
   const ui = await ctx.newPage();
   await ui.goto(`http://127.0.0.1:${port}/devtools/devtools_app.html?ws=127.0.0.1:${port}/devtools/page/${page.id}`);
-  // command menu: "Show Memory"; again until the panel shows (a cold or loaded
-  // browser may not take keys 1.5 s after loading)
+  await ui.waitForTimeout(1500);
+  await ui.keyboard.press('Control+Shift+P');  // command menu: "Show Memory"
+  await ui.waitForTimeout(500);
+  await ui.keyboard.type('Show Memory');
+  await ui.waitForTimeout(500);
+  await ui.keyboard.press('Enter');
   const load = ui.getByRole('button', {name: /Load profile/}).first();
-  for (let tries = 1; ; tries++) {
-    await ui.waitForTimeout(1500);
-    await ui.keyboard.press('Control+Shift+P');
-    await ui.waitForTimeout(500);
-    await ui.keyboard.type('Show Memory');
-    await ui.waitForTimeout(500);
-    await ui.keyboard.press('Enter');
-    try { await load.waitFor({timeout: 10000}); break; } catch (e) { if (tries >= 5) throw e; }
-  }
+  await load.waitFor();
   for (let i = 0; i < files.length; i++) {
     const [chooser] = await Promise.all([ui.waitForEvent('filechooser'), load.click()]);
     await chooser.setFiles(files[i]);
