@@ -13,8 +13,9 @@
 # while it reads the makefiles, before any rule runs, so nothing is compiled
 # before what compiles it is installed.
 #
-# Library sources are picked up by wildcard from graph/ cxxabi/ machoparse/ capture/
-# and capture/linux/ (capture/darwin/ only in the Darwin cross build). Each component
+# Library sources are picked up by wildcard from graph/ cxxabi/ machoparse/ capture/,
+# capture/classify/, capture/darwin_portable/ and capture/linux/ (capture/darwin/ only
+# in the Darwin cross build). Each component
 # keeps its own rules in mk/COMPONENT.mk (tests, fixtures, bench, fuzz), included
 # below, so no component needs to edit this file to add a test or a fixture.
 
@@ -46,7 +47,7 @@ CXXFLAGS     += -std=c++17 $(OPT) $(WARN) $(SANFLAGS)
 LDFLAGS      += $(SANFLAGS)
 LIBS         := -lcbor -lxxhash -lpthread -ldl
 
-LIB_DIRS     := graph cxxabi machoparse capture capture/linux
+LIB_DIRS     := graph cxxabi machoparse capture capture/classify capture/darwin_portable capture/linux
 LIB_SRC      := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_A        := $(BUILD)/libheapgraph.a

@@ -20,7 +20,8 @@
 #include <vector>
 
 extern "C" {
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
+#include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
 #include "heapgraph.h"
 extern const struct hg_classifier _hg_classifier_cxx;
@@ -58,12 +59,7 @@ static void *make(unsigned k) {
   }
 }
 
-static uint32_t noop_classify(struct hg_classify_reg *, uint64_t, uint64_t, const uint64_t *w,
-                              uint32_t n) {
-  return n && w[0] == 1 ? 1 : 0; /* looks at the word, never matches */
-}
-
-/* The same, split like the real classifiers (identify on the helper) */
+/* A classifier that looks at the word and never matches (identify on the helper) */
 static uint32_t noop_identify(void *, const struct hg_cap *, uint64_t, uint64_t, const uint64_t *w,
                               uint32_t n) {
   return n && w[0] == 1 ? 1 : 0;
@@ -101,9 +97,8 @@ int main(int argc, char **argv) {
 
   static const struct hg_classifier *const on[] = {&_hg_classifier_cxx, nullptr};
   static const struct hg_classifier *const off[] = {nullptr};
-  static const struct hg_classifier noop = {"noop",  nullptr,       noop_classify, nullptr,
-                                            nullptr, noop_identify, noop_class_of,
-                                            nullptr, nullptr,       nullptr};
+  static const struct hg_classifier noop = {"noop",        nullptr,       nullptr, noop_identify,
+                                            noop_class_of, nullptr,       nullptr, nullptr};
   static const struct hg_classifier *const hook[] = {&noop, nullptr};
   static const struct hg_classifier *const *const lists[3] = {on, off, hook};
   const int modes[2] = {HG_MODE_SUSPEND, HG_MODE_FORK};

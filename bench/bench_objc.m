@@ -22,8 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "capture/classify.h"
-#include "capture/objc.h"
+#include "capture/classify/classify.h"
+#include "capture/classify/objc.h"
 #include "heapgraph.h"
 
 @interface BNode : Object {

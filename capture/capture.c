@@ -13,17 +13,35 @@
  * Everything after the freeze runs without malloc.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
+#include "capture/alloc_record.h"
 #include "capture/internal.h"
 #include "capture/platform.h"
 
-static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The capture lock: the thread inside hg_capture (0 = none). One atomic
+ * word, so that a signal handler re-entering hg_capture on the thread that
+ * holds it sees itself as the owner (HG_EBUSY) instead of waiting forever. */
+static _Atomic uintptr_t capture_owner;
+
+static int capture_lock(void) {
+  uintptr_t me = (uintptr_t)pthread_self();
+  for (;;) {
+    uintptr_t none = 0;
+    if (atomic_compare_exchange_strong(&capture_owner, &none, me)) return 0;
+    if (none == me) return HG_EBUSY;
+    struct timespec ts = {0, 200000}; /* another thread's capture */
+    nanosleep(&ts, NULL);
+  }
+}
+
+static void capture_unlock(void) { atomic_store(&capture_owner, 0); }
 
 #define DEFAULT_SCRATCH_LIMIT (2ull << 30)
 
@@ -58,11 +76,12 @@ static void add_num(struct meta_buf *b, const char *k, uint64_t v) {
 }
 
 int _hg_capture_meta(struct hg_cap *c, int final) {
-  static struct meta_buf b; /* used under capture_lock or in the child only */
+  static struct meta_buf b; /* used under the capture lock or in the child only */
   memset(&b, 0, sizeof b);
   b.m.capture = b.nums;
   if (!final) {
     _hg_plat_describe(&b.m);
+    if (c->opt->omit & HG_OMIT_NAMES) b.m.process = NULL;
     b.m.pointer_size = sizeof(void *);
     b.m.page_size = (uint32_t)sysconf(_SC_PAGESIZE);
     b.m.pid = c->pid;
@@ -102,24 +121,32 @@ static const char *str_at(const struct hg_cap *c, uint32_t off) {
   return off ? (const char *)c->strings.base + off : NULL;
 }
 
+/* A mapped file's path, unless hg_options.omit asks to leave paths out
+ * (then only kernel names such as "[heap]" or "[anon:…]" stay). */
+static const char *region_name(const struct hg_cap *c, uint32_t off) {
+  const char *n = str_at(c, off);
+  return n && n[0] != '[' && (c->opt->omit & HG_OMIT_PATHS) ? NULL : n;
+}
+
 static int write_records(struct hg_cap *c) {
   int rc;
+  int no_paths = (c->opt->omit & HG_OMIT_PATHS) != 0, no_names = (c->opt->omit & HG_OMIT_NAMES) != 0;
   for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
     const struct hg_cregion *r = _hg_vec_at(&c->regions, i);
     if (r->kind == HG_RK_OWN) continue;
-    struct hg_region out = {r->start, r->end - r->start, r->prot, r->tag, str_at(c, r->name),
+    struct hg_region out = {r->start, r->end - r->start, r->prot, r->tag, region_name(c, r->name),
                             r->rss, r->dirty, r->swap, r->image};
     if ((rc = hg_writer_region(c->w, &out))) return rc;
   }
   for (size_t i = 0; i < _hg_vec_len(&c->images); i++) {
     const struct hg_cimage *im = _hg_vec_at(&c->images, i);
-    struct hg_image out = {str_at(c, im->path), im->id_len ? im->id : NULL, im->id_len,
+    struct hg_image out = {no_paths ? "" : str_at(c, im->path), im->id_len ? im->id : NULL, im->id_len,
                            im->load_addr, im->bias, im->size};
     if ((rc = hg_writer_image(c->w, &out))) return rc;
   }
   for (size_t i = 0; i < _hg_vec_len(&c->threads); i++) {
     const struct hg_cthread *t = _hg_vec_at(&c->threads, i);
-    struct hg_thread out = {t->tid, t->name[0] ? t->name : NULL, t->stack_lo, t->stack_hi};
+    struct hg_thread out = {t->tid, t->name[0] && !no_names ? t->name : NULL, t->stack_lo, t->stack_hi};
     if ((rc = hg_writer_thread(c->w, &out))) return rc;
   }
   return 0;
@@ -161,6 +188,7 @@ int _hg_capture_body(struct hg_cap *c) {
   uint64_t t2 = _hg_now_ns();
   if ((rc = _hg_scan_nodes(c))) return rc; /* nodes (classified once) and edges */
   if ((rc = _hg_scan_roots(c))) return rc;
+  if ((rc = _hg_stacks_write(c))) return rc; /* allocation stacks (alloc_write.c) */
   uint64_t t3 = _hg_now_ns();
   c->scan_ns = t3 - t2;
   c->write_ns = t2 - t1;
@@ -254,7 +282,8 @@ static int freeze_when_quiet(struct hg_cap *c) {
     if (c->heap_status || !_hg_plat_heap_busy(c)) return 0;
     _hg_plat_thaw(c);
     c->busy_retries++;
-    if (attempt >= c->opt->busy_retries) return HG_EBUSY;
+    uint64_t budget = (uint64_t)(c->opt->freeze_timeout_ms ? c->opt->freeze_timeout_ms : 2000) * 1000000u;
+    if (attempt >= c->opt->busy_retries || _hg_now_ns() - c->t_start > budget) return HG_EBUSY;
     struct timespec ts = {0, 50000L * (attempt < 20 ? attempt + 1 : 20)};
     nanosleep(&ts, NULL);
   }
@@ -287,13 +316,16 @@ int hg_capture(const char *path, const struct hg_options *o) {
   }
   if (!path || !*path || o->version != HG_OPTIONS_VERSION || o->mode > HG_MODE_SUSPEND)
     return HG_EINVAL;
-  if (o->mode == HG_MODE_FORK && !HG_PLAT_CAN_FORK) return HG_EUNSUPPORTED; /* before any file */
-  pthread_mutex_lock(&capture_lock);
+  if (o->mode == HG_MODE_FORK && !_hg_plat_can_fork()) return HG_EUNSUPPORTED; /* before any file */
+  /* not async-signal-safe: refused from a signal handler (which may have
+   * interrupted malloc or this thread's own capture) */
+  if (_hg_plat_in_signal_handler()) return HG_EBUSY;
+  if (capture_lock()) return HG_EBUSY;
   uint64_t t_start = _hg_now_ns();
   struct hg_cap *c = mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                           -1, 0);
   if (c == MAP_FAILED) {
-    pthread_mutex_unlock(&capture_lock);
+    capture_unlock();
     return HG_ENOMEM;
   }
   memset(c, 0, sizeof *c);
@@ -320,7 +352,8 @@ int hg_capture(const char *path, const struct hg_options *o) {
   _hg_scratch_free(&c->scratch);
   munmap(c, sizeof *c);
   st.total_ns = _hg_now_ns() - t_start;
+  st.version = HG_CAPTURE_STATS_VERSION;
   if (o->stats) *o->stats = st;
-  pthread_mutex_unlock(&capture_lock);
+  capture_unlock();
   return rc;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/scan_state.h"
 #include "heapgraph.h"
 
 /* Functions that read arbitrary (validated) process memory: other code's
@@ -158,9 +159,10 @@ struct hg_cap {
   struct hg_vec freelist;   /* uint64: user addresses of cached-free blocks */
   struct hg_vec work;       /* platform work space (uint64)                 */
   struct hg_vec helper_stack; /* the helper thread's stack (platform.h)   */
-  struct hg_vec ring;       /* scan.c: resolved edges between the threads   */
-  struct hg_vec toks;       /* scan.c: the helper's identify() tokens       */
+  struct hg_vec ring;       /* scan_pipe.c: resolved edges between the threads */
+  struct hg_vec toks;       /* scan_pipe.c: the helper's identify() tokens  */
   int helper_used;          /* the scan ran pipelined on a helper thread    */
+  struct hg_scan_state scan; /* names.c, scan_pipe.c (reset at each scan)   */
   uint64_t prefault_pages;  /* pages the helper touched ahead of the walk   */
 
   uint64_t heap_lo, heap_hi;  /* bounds of all segments                     */
@@ -245,10 +247,10 @@ static inline uint64_t _hg_node_size(const struct hg_cap *c, uint32_t i) {
   return (uint64_t)((const struct hg_cnode *)c->nodes.base)[i].size << 3;
 }
 
-/* ------------------------------------------------------------ scan.c */
+/* ------------------------------------------------- scan_nodes.c, scan_roots.c */
 
 /* One pass: classifies each block once, writes it as a node, then its
- * edges. _hg_scan_roots then writes every root. */
+ * edges (scan_nodes.c). _hg_scan_roots then writes every root (scan_roots.c). */
 int _hg_scan_nodes(struct hg_cap *c);
 int _hg_scan_roots(struct hg_cap *c);
 

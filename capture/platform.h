@@ -1,6 +1,6 @@
 /*
  * platform.h — the small interface every capture backend implements
- * (capture/linux/ today, capture/darwin/ later). capture.c orders the steps;
+ * (capture/linux/, capture/darwin/). capture.c orders the steps;
  * these functions do the OS and allocator specific parts. All return 0 or a
  * negative HG_E* code and fill the vectors of struct hg_cap.
  *
@@ -15,6 +15,10 @@
 #define HG_CAPTURE_PLATFORM_H
 
 #include "capture/internal.h"
+
+struct hg_cxx_set;
+struct hg_cxx_discovery;
+struct hg_watch_probe;
 
 /* ---- before freeze (malloc allowed) ---- */
 
@@ -31,6 +35,17 @@ int _hg_plat_images(struct hg_cap *c);
 int _hg_plat_heap_prepare(struct hg_cap *c);
 /* Mode the platform uses for HG_MODE_DEFAULT. */
 int _hg_plat_default_mode(void);
+/* 1 if the calling thread is running a signal handler (hg_capture is not
+ * async-signal-safe and refuses), 0 if not or not known on this platform. */
+int _hg_plat_in_signal_handler(void);
+/* C++ classifier (classify_cxx.c): fills the set with every loaded image's
+ * ranges and type_infos, then seals it (cxxabi/cxxabi.h). Takes the loader
+ * lock, reads image memory. Linux: linux/elf_typeinfo.c (ELF), Darwin:
+ * darwin/macho_typeinfo.c (Mach-O). 0 or a negative HG_E* code. */
+int _hg_cxx_discover(struct hg_cxx_set *s, struct hg_cxx_discovery *d);
+/* The memory-pressure watcher's probe (watch.h): footprint and pressure
+ * samples. Linux: linux/watch_linux.c, Darwin: darwin/watch_darwin.c. */
+const struct hg_watch_probe *_hg_watch_plat_probe(void);
 
 /* ---- freeze / thaw ---- */
 
@@ -79,14 +94,10 @@ void _hg_plat_yield(void);
  * _hg_plat_thaw() in the parent as soon as the child exists; waits for the
  * child and returns body's result. HG_EUNSUPPORTED if the platform cannot. */
 int _hg_plat_fork_run(struct hg_cap *c, int (*body)(struct hg_cap *));
-/* Whether _hg_plat_fork_run can fork here: hg_capture rejects an explicit
- * HG_MODE_FORK at entry otherwise (HG_EUNSUPPORTED, no file written). The
- * Darwin backend never forks (a forked child inherits no Mach port rights,
- * and its walk needs the task's). */
-#if defined(__linux__)
-#define HG_PLAT_CAN_FORK 1
-#else
-#define HG_PLAT_CAN_FORK 0
-#endif
+/* Whether _hg_plat_fork_run can fork here (1) or not (0): hg_capture
+ * rejects an explicit HG_MODE_FORK at entry otherwise (HG_EUNSUPPORTED, no
+ * file written). The Darwin backend never forks (a forked child inherits
+ * no Mach port rights, and its walk needs the task's). */
+int _hg_plat_can_fork(void);
 
 #endif

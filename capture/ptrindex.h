@@ -1,6 +1,6 @@
 /*
  * ptrindex.h — the address -> node lookup, split into stages so the scan
- * can batch many lookups and overlap their cache misses (scan.c), and the
+ * can batch many lookups and overlap their cache misses (scan_nodes.c), and the
  * one-shot lookup (_hg_index_lookup) can share the same code.
  *
  * Each segment with more than two nodes has one of two indexes, chosen by

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/platform.h"
 #include "capture/watch.h"
 
 const struct hg_watch_probe *_hg_watch_probe_override;

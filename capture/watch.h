@@ -58,7 +58,7 @@ struct hg_watch_probe {
   int (*sample)(void *ctx, struct hg_watch_sample *s);
   void *ctx;
 };
-const struct hg_watch_probe *_hg_watch_plat_probe(void);
+/* The platform's probe: _hg_watch_plat_probe (capture/platform.h). */
 /* Wakes the watcher thread early (a pressure event arrived). */
 void _hg_watch_wake(void);
 

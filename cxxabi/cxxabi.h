@@ -113,7 +113,7 @@ int _hg_cxx_plausible_name(const char *name, size_t len);
 struct hg_cxx_type *_hg_cxx_check(const struct hg_cxx_set *s, uint64_t vptr, hg_cxx_read_fn read,
                                   void *ctx);
 
-/* ---- implemented by the platform backend ---- */
+/* ---- discovery: _hg_cxx_discover, a platform hook (capture/platform.h) ---- */
 
 /* What discovery found (for stats and tests). */
 struct hg_cxx_discovery {
@@ -124,10 +124,5 @@ struct hg_cxx_discovery {
   uint64_t candidates;      /* type_info candidates met                      */
   uint64_t ns;              /* time spent                                   */
 };
-
-/* Fills the set with every loaded image's ranges and type_infos, then seals
- * it. Before the freeze only (takes the loader lock, reads image memory).
- * Linux: capture/linux/elf_typeinfo.c. 0 or a negative HG_E* code. */
-int _hg_cxx_discover(struct hg_cxx_set *s, struct hg_cxx_discovery *d);
 
 #endif

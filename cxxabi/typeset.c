@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "cxxabi/cxxabi.h"
+#include "cxxabi/ptrhash.h"
 #include "heapgraph.h"
 
 #define INITIAL_BITS 12u
@@ -24,9 +25,7 @@ static void unmap(void *p, size_t bytes) {
   if (p) munmap(p, bytes);
 }
 
-static inline uint32_t slot_of(uint64_t ti, uint32_t bits) {
-  return (uint32_t)(((ti >> 3) * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-}
+static inline uint32_t slot_of(uint64_t ti, uint32_t bits) { return _hg_ptr_hash(ti, bits); }
 
 int _hg_cxx_set_init(struct hg_cxx_set *s) {
   memset(s, 0, sizeof *s);

@@ -10,6 +10,7 @@
 #ifndef HG_GRAPH_ANALYSIS_H
 #define HG_GRAPH_ANALYSIS_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +18,20 @@
 #include <sys/mman.h>
 
 #include "heapgraph.h"
+
+/* ---- A second core (jobs.c) ---- */
+
+/* A job on a helper thread, or already done on the calling thread. */
+struct _hg_job {
+  pthread_t th;
+  int threaded;
+};
+/* Runs fn(arg) on a new thread when want_thread and one can be started,
+ * else here, at once. Pair with _hg_job_wait. */
+void _hg_job_start(struct _hg_job *j, void *(*fn)(void *), void *arg, int want_thread);
+/* Returns once the job is done (at once when it ran here); j may be a
+ * zeroed job never started. */
+void _hg_job_wait(struct _hg_job *j);
 
 /* ---- Edge semantics ---- */
 

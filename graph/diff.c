@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "graph/analysis.h"
 
@@ -18,11 +19,10 @@ struct table {
   uint32_t nslots;       /* power of two */
 };
 
+/* XXH3 of the name, seeded with the kind; the unclassified bucket (no name)
+ * hashes apart from the empty name. */
 static uint64_t hash(const char *s, uint32_t kind) {
-  uint64_t h = 1469598103934665603ull ^ kind;
-  if (!s) return h * 31;
-  for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-  return h;
+  return s ? XXH3_64bits_withSeed(s, strlen(s), kind) : ~XXH3_64bits_withSeed("", 0, kind);
 }
 
 static int same(const struct hg_class_delta *d, const char *name, uint32_t kind) {

@@ -41,7 +41,6 @@
  * predecessor lists (3 uint32 per edge) replace the CSR copy, plus 2 uint32
  * per node for SEMI-NCA when it runs.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,11 +54,10 @@ int hg_edge_kind_retains(uint32_t kind) { return kind < 256 && _hg_retains((uint
  * no thread can be started, or if `two` is 0). The jobs write disjoint
  * memory, so the result never depends on the thread count. */
 static void both(void *(*fn)(void *), void *a, void *b, int two) {
-  pthread_t th;
-  int threaded = two && pthread_create(&th, NULL, fn, a) == 0;
-  if (!threaded) fn(a);
+  struct _hg_job j;
+  _hg_job_start(&j, fn, a, two);
   fn(b);
-  if (threaded) pthread_join(th, NULL);
+  _hg_job_wait(&j);
 }
 
 /* Work big enough for a second thread (a thread start costs ~50 us); the
@@ -467,8 +465,7 @@ static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
                     uint32_t *order, uint32_t *idom, uint32_t *pre_out, uint32_t *reached,
                     struct _hg_view *view, struct side_job *side) {
   uint32_t n = c->n, cnt = 0;
-  pthread_t side_th;
-  int side_threaded = 0;
+  struct _hg_job side_job = {0};
   size_t m = (size_t)n + 1;
   int rc = HG_ENOMEM;
   uint32_t *parent = idom; /* becomes idom in place */
@@ -524,8 +521,7 @@ static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
   }
   if (side) {
     side->cnt = cnt;
-    side_threaded = pthread_create(&side_th, NULL, side_run, side) == 0;
-    if (!side_threaded) side_run(side);
+    _hg_job_start(&side_job, side_run, side, 1);
   }
   if (iterate(is_entry, cnt, parent, pstart, preds, cur)) {
     memcpy(parent + 1, cur + 1, (size_t)cnt * sizeof *parent);
@@ -547,7 +543,7 @@ static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
   *reached = cnt;
   rc = 0;
 out:
-  if (side_threaded) pthread_join(side_th, NULL);
+  _hg_job_wait(&side_job);
   _hg_csr_free(c);
   _hg_csr_free(&p);
   free(nd);
@@ -632,8 +628,8 @@ int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   if (!d->idom || !d->retained) goto nomem;
   /* idom to node indices on the second core while this one does sizes. */
   struct idom_job job = {d, idw, cnt};
-  pthread_t th;
-  int threaded = pthread_create(&th, NULL, idom_to_nodes, &job) == 0;
+  struct _hg_job jt;
+  _hg_job_start(&jt, idom_to_nodes, &job, 1);
   const uint32_t *order = d->order; /* order[cnt..n-1]: the unreached nodes */
   for (uint32_t w = cnt; w >= 1; w--) ret[idw[w]] += ret[w];
   d->reachable_bytes = ret[0];
@@ -643,10 +639,7 @@ int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   }
   for (uint32_t x = cnt; x < n; x++) d->retained[order[x]] = 0;
   d->retained[n] = 0;
-  if (threaded)
-    pthread_join(th, NULL);
-  else
-    idom_to_nodes(&job);
+  _hg_job_wait(&jt);
   free(idw);
   free(ret);
   _hg_view_put(g, view);

@@ -118,7 +118,7 @@ const char *_hg_class_display(const struct hg_graph *g, const struct hg_export_o
 
 int hg_export(struct hg_graph *g, const struct hg_export_options *opt, hg_write_fn write,
               void *ctx, struct hg_export_stats *stats) {
-  if (!g || !opt || !write) return HG_EINVAL;
+  if (!g || !opt || !write || opt->version > HG_EXPORT_OPTIONS_VERSION) return HG_EINVAL;
   struct hg_export_stats local = {0};
   struct hg_export_stats *st = stats ? stats : &local;
   memset(st, 0, sizeof *st);

@@ -33,8 +33,15 @@ enum hg_record_type {
   HG_REC_NODES = 8,   /* [8, first_index, count, base_addr, bytes]           */
   HG_REC_EDGES = 9,   /* [9, first_source, count, bytes]                     */
   HG_REC_ROOTS = 10,  /* [10, count, bytes]                                  */
-  HG_REC_TRAILER = 11 /* [11, {counts}, xxh64]                               */
+  HG_REC_TRAILER = 11, /* [11, {counts}, xxh64]                              */
+  /* Optional allocation-stack records (skipped by readers that predate them) */
+  HG_REC_STACK_INFO = 12, /* [12, max_frames, sample_bytes, budget, tracking, map, live, dropped, status, unwinder] */
+  HG_REC_STACK = 13,      /* [13, id, count, bytes, frames bytes]            */
+  HG_REC_NODE_STACKS = 14,/* [14, first_node, stack ids bytes]               */
+  HG_REC_LARGE = 15       /* [15, addr, size, stack, time_ns, tid]           */
 };
+/* Stack frames: varint (image index + 1, 0 = none) then varint offset. */
+#define HG_STACK_MAX_FRAMES 256u
 
 /* Chunk payloads are capped so a reader never needs a bigger buffer. */
 #define HG_CHUNK_MAX_BYTES (256u * 1024u)
@@ -61,7 +68,7 @@ enum hg_record_type {
 
 /* ---- LEB128 varints ---- */
 
-static inline size_t hg_put_varint(uint8_t *p, uint64_t v) {
+static inline size_t _hg_put_varint(uint8_t *p, uint64_t v) {
   size_t n = 0;
   while (v >= 0x80) {
     p[n++] = (uint8_t)(v | 0x80);
@@ -73,7 +80,7 @@ static inline size_t hg_put_varint(uint8_t *p, uint64_t v) {
 
 /* Decodes one varint from [*pp, end). Returns 0 on success, -1 when the
  * input ends inside the varint or it does not fit in 64 bits. */
-static inline int hg_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
+static inline int _hg_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out) {
   const uint8_t *p = *pp;
   uint64_t v = 0;
   for (unsigned shift = 0; shift < 64; shift += 7) {
@@ -90,10 +97,10 @@ static inline int hg_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t
   return -1;
 }
 
-static inline uint64_t hg_zigzag(int64_t v) {
+static inline uint64_t _hg_zigzag(int64_t v) {
   return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
-static inline int64_t hg_unzigzag(uint64_t v) {
+static inline int64_t _hg_unzigzag(uint64_t v) {
   return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 

@@ -82,6 +82,9 @@ void hg_graph_free(struct hg_graph *g) {
   free(g->node_class);
   free(g->node_flags);
   free(g->node_heap);
+  free(g->stacks);
+  free(g->node_stack);
+  free(g->large);
   free(g->edge_start);
   free(g->edge_target);
   free(g->edge_offset);

@@ -19,6 +19,12 @@ struct hg_graph_priv {
    * edges in dominator-DFS preorder and root reachability, set by
    * hg_dominators_compute, freed by hg_graph_drop_cache / hg_graph_free. */
   struct _hg_view *view;
+  /* hg_paths_to_roots' multi-source BFS from the roots (it does not depend
+   * on the node asked about): parent edge and distance of every node, kept
+   * so later calls only walk back; the counts guard against a changed graph.
+   * Freed with the view. */
+  uint32_t *bfs_parent, *bfs_dist;
+  uint32_t bfs_nodes, bfs_edges, bfs_roots;
 };
 
 /* A zeroed graph with its priv attached, or NULL. */

@@ -22,6 +22,9 @@ const char *hg_error_string(int code) {
     case HG_EPERM: return "permission denied";
     case HG_ENOTFOUND: return "not found";
     case HG_EINTERNAL: return "internal error (a heapgraph bug)";
+    case HG_ENOENT: return "the output file's directory does not exist";
+    case HG_ENOTREG: return "the output path exists and is not a regular file (not replaced)";
+    case HG_ECHILDTIME: return "the capture child did not finish in time (child_timeout_ms)";
     default: return "unknown error";
   }
 }

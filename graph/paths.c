@@ -5,12 +5,15 @@
  * One multi-source BFS from every root target over retaining edges records
  * each node's BFS parent edge and distance; the answer is then read back
  * through the node's retainers (one path per distinct retainer, shortest
- * first). Iterative, O(nodes + edges) time, three uint32 arrays of memory.
+ * first). Iterative, O(nodes + edges) time, three uint32 arrays of memory;
+ * the BFS (parent, distance) stays cached on the graph, so later calls cost
+ * only the node's in-degree and its paths' lengths.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "graph/analysis.h"
+#include "graph/graph_priv.h"
 
 /* Source node of edge e: the last n with edge_start[n] <= e. */
 static uint32_t edge_source(const struct hg_graph *g, uint32_t e) {
@@ -69,22 +72,27 @@ static int build(const struct hg_graph *g, const uint32_t *parent, const uint32_
   return 0;
 }
 
-int hg_paths_to_roots(struct hg_graph *g, uint32_t node, uint32_t max_paths,
-                      struct hg_paths **out) {
-  if (!g || !out) return HG_EINVAL;
-  *out = NULL;
-  if (node >= g->node_count) return HG_EINVAL;
-  if (!max_paths) max_paths = 1;
-  int rc = hg_graph_build_reverse(g);
-  if (rc) return rc;
+/* The BFS from every root target over retaining edges: parent edge
+ * (HG_SUPER_ROOT for root targets, HG_NONE if unreached) and distance of
+ * every node. Cached on the graph (graph_priv.h) after the first call. */
+static int bfs(struct hg_graph *g, uint32_t **parent_out, uint32_t **dist_out) {
+  struct hg_graph_priv *pv = g->priv;
+  if (pv && pv->bfs_parent && pv->bfs_nodes == g->node_count && pv->bfs_edges == g->edge_count &&
+      pv->bfs_roots == g->root_count) {
+    *parent_out = pv->bfs_parent;
+    *dist_out = pv->bfs_dist;
+    return 0;
+  }
   uint32_t n = g->node_count;
   uint32_t *parent = malloc(((size_t)n + 1) * sizeof *parent);
   uint32_t *dist = malloc(((size_t)n + 1) * sizeof *dist);
   uint32_t *queue = malloc(((size_t)n + 1) * sizeof *queue);
-  struct cand *cands = NULL;
-  struct hg_paths *r = calloc(1, sizeof *r);
-  rc = HG_ENOMEM;
-  if (!parent || !dist || !queue || !r) goto fail;
+  if (!parent || !dist || !queue || (!pv && !(pv = g->priv = calloc(1, sizeof *pv)))) {
+    free(parent);
+    free(dist);
+    free(queue);
+    return HG_ENOMEM;
+  }
   memset(parent, 0xff, ((size_t)n + 1) * sizeof *parent);
   size_t head = 0, tail = 0;
   for (uint32_t i = 0; i < g->root_count; i++) {
@@ -107,7 +115,30 @@ int hg_paths_to_roots(struct hg_graph *g, uint32_t node, uint32_t max_paths,
     }
   }
   free(queue);
-  queue = NULL;
+  free(pv->bfs_parent);
+  free(pv->bfs_dist);
+  pv->bfs_parent = *parent_out = parent;
+  pv->bfs_dist = *dist_out = dist;
+  pv->bfs_nodes = g->node_count;
+  pv->bfs_edges = g->edge_count;
+  pv->bfs_roots = g->root_count;
+  return 0;
+}
+
+int hg_paths_to_roots(struct hg_graph *g, uint32_t node, uint32_t max_paths,
+                      struct hg_paths **out) {
+  if (!g || !out) return HG_EINVAL;
+  *out = NULL;
+  if (node >= g->node_count) return HG_EINVAL;
+  if (!max_paths) max_paths = 1;
+  int rc = hg_graph_build_reverse(g);
+  if (rc) return rc;
+  uint32_t *parent = NULL, *dist = NULL;
+  struct cand *cands = NULL;
+  struct hg_paths *r = calloc(1, sizeof *r);
+  rc = r ? bfs(g, &parent, &dist) : HG_ENOMEM;
+  if (rc) goto fail;
+  rc = HG_ENOMEM;
   if (parent[node] == HG_NONE) {
     rc = HG_ENOTFOUND;
     goto fail;
@@ -141,15 +172,10 @@ int hg_paths_to_roots(struct hg_graph *g, uint32_t node, uint32_t max_paths,
     }
     r->count++;
   }
-  free(parent);
-  free(dist);
   free(cands);
   *out = r;
   return 0;
 fail:
-  free(parent);
-  free(dist);
-  free(queue);
   free(cands);
   if (r && r->paths) r->count = max_paths; /* free every slot */
   hg_paths_free(r);

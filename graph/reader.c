@@ -38,6 +38,8 @@ struct rd {
   uint64_t node_end;
   uint64_t last_src, last_off;
   int have_edge;
+  size_t cap_stacks, cap_node_stack, cap_large;
+  uint32_t node_stack_n;    /* node stacks read so far (records 14)      */
 };
 
 /* ---- errors ---- */
@@ -379,12 +381,12 @@ static int get_chunk(struct rd *r, const uint8_t **p, const uint8_t **end, uint6
 }
 
 /* One-byte varints (most of them) are decoded inline; the rest, and every
- * error, go through hg_get_varint. */
+ * error, go through _hg_get_varint. */
 #define VARINT(r, p, end, v, base, start, what)                                              \
   do {                                                                                       \
     if ((p) < (end) && !(*(p) & 0x80))                                                       \
       (v) = *(p)++;                                                                          \
-    else if (hg_get_varint(&(p), (end), &(v)))                                               \
+    else if (_hg_get_varint(&(p), (end), &(v)))                                               \
       return bad((r), HG_EFORMAT, (base) + (uint64_t)((p) - (start)), "%s: bad varint", what); \
   } while (0)
 
@@ -504,7 +506,7 @@ static int rec_edges(struct rd *r) {
       if (have_edge && (src < last_src || (src == last_src && off <= last_off)))
         return bad(r, HG_EFORMAT, at, "edges out of order (source %llu offset %llu)",
                    (unsigned long long)src, (unsigned long long)off);
-      int64_t dst = (int64_t)src + hg_unzigzag(zz);
+      int64_t dst = (int64_t)src + _hg_unzigzag(zz);
       if (dst < 0 || dst >= (int64_t)UINT32_MAX - 1) return bad(r, HG_EFORMAT, at, "edge target out of range");
       if (code >= HG_KINDCODE_NAMED_BASE && (field == 0 || field >= UINT32_MAX))
         return bad(r, HG_EFORMAT, at, "edge field id out of range");
@@ -558,8 +560,8 @@ static int rec_roots(struct rd *r) {
     }
     VARINT(r, p, end, zw, base, start, "root address");
     VARINT(r, p, end, zt, base, start, "root target");
-    where += (uint64_t)hg_unzigzag(zw);
-    int64_t t = (int64_t)target + hg_unzigzag(zt);
+    where += (uint64_t)_hg_unzigzag(zw);
+    int64_t t = (int64_t)target + _hg_unzigzag(zt);
     if (t < 0 || t >= (int64_t)UINT32_MAX - 1) return bad(r, HG_EFORMAT, at, "root target out of range");
     target = (uint64_t)t;
     struct hg_root *x = &g->roots[g->root_count++];
@@ -719,6 +721,137 @@ static int read_header(struct rd *r) {
   return skip_n(r, extra);
 }
 
+/* ---- optional allocation-stack records (12-15) ---- */
+
+static int get_payload(struct rd *r, const uint8_t **p, const uint8_t **end, uint64_t *base,
+                       const char *what) {
+  TRY(want(r, TOK_BYTES, what));
+  if (r->p.tok.len > HG_CHUNK_MAX_BYTES)
+    return bad(r, HG_ELIMIT, here(r), "%s: payload of %zu bytes exceeds %u", what, r->p.tok.len,
+               HG_CHUNK_MAX_BYTES);
+  *p = r->p.tok.ptr;
+  *end = *p + r->p.tok.len;
+  *base = hg_pull_offset(&r->p) - r->p.tok.len;
+  return 0;
+}
+
+static int rec_stack_info(struct rd *r) {
+  struct hg_stack_info *x = &r->g->stack_info;
+  TRY(get_u32(r, &x->max_frames, "stack info max_frames"));
+  TRY(get_uint(r, &x->sample_bytes, "stack info sample_bytes"));
+  TRY(get_uint(r, &x->budget_bytes, "stack info budget"));
+  TRY(get_uint(r, &x->tracking_bytes, "stack info tracking bytes"));
+  TRY(get_uint(r, &x->map_bytes, "stack info map bytes"));
+  TRY(get_uint(r, &x->live_blocks, "stack info live blocks"));
+  TRY(get_uint(r, &x->dropped, "stack info dropped"));
+  TRY(get_text(r, &x->status, 0, "stack info status"));
+  TRY(get_text(r, &x->unwinder, 0, "stack info unwinder"));
+  r->g->has_stacks = 1;
+  return 0;
+}
+
+static int rec_stack(struct rd *r) {
+  struct hg_graph *g = r->g;
+  TRY(rec_id(r, g->stack_count, "stack"));
+  TRY(GROW(r, g->stacks, r->cap_stacks, (size_t)g->stack_count + 1));
+  struct hg_stack *x = &g->stacks[g->stack_count];
+  memset(x, 0, sizeof *x);
+  TRY(get_uint(r, &x->count, "stack count"));
+  TRY(get_uint(r, &x->bytes, "stack bytes"));
+  const uint8_t *p, *end, *start;
+  uint64_t base;
+  TRY(get_payload(r, &p, &end, &base, "stack frames"));
+  start = p;
+  struct hg_stack_frame tmp[HG_STACK_MAX_FRAMES];
+  uint32_t n = 0;
+  while (p < end) {
+    uint64_t im, off;
+    if (n == HG_STACK_MAX_FRAMES)
+      return bad(r, HG_ELIMIT, base + (uint64_t)(p - start), "stack: more than %u frames", HG_STACK_MAX_FRAMES);
+    VARINT(r, p, end, im, base, start, "stack frame image");
+    VARINT(r, p, end, off, base, start, "stack frame offset");
+    if (im >= UINT32_MAX) return bad(r, HG_EFORMAT, base + (uint64_t)(p - start), "stack frame: image index too large");
+    tmp[n].image = im ? (uint32_t)(im - 1) : HG_NO_OWNER;
+    tmp[n].offset = off;
+    n++;
+  }
+  if (n) {
+    struct hg_stack_frame *f = _hg_arena_alloc(r->pv, n * sizeof *f);
+    if (!f) return bad(r, HG_ENOMEM, here(r), "out of memory");
+    memcpy(f, tmp, n * sizeof *f);
+    x->frames = f;
+  }
+  x->frame_count = n;
+  g->stack_count++;
+  return 0;
+}
+
+static int rec_node_stacks(struct rd *r) {
+  struct hg_graph *g = r->g;
+  uint64_t first;
+  TRY(get_uint(r, &first, "node stacks first node"));
+  if (first != r->node_stack_n)
+    return bad(r, HG_EFORMAT, here(r), "node stacks start at node %llu, expected %u",
+               (unsigned long long)first, r->node_stack_n);
+  const uint8_t *p, *end, *start;
+  uint64_t base;
+  TRY(get_payload(r, &p, &end, &base, "node stacks"));
+  start = p;
+  /* at most one id per payload byte: bounded by the bytes seen */
+  if ((uint64_t)r->node_stack_n + (uint64_t)(end - p) >= UINT32_MAX)
+    return bad(r, HG_ELIMIT, here(r), "too many node stacks");
+  TRY(GROW(r, g->node_stack, r->cap_node_stack, (size_t)r->node_stack_n + (size_t)(end - p)));
+  while (p < end) {
+    uint64_t id;
+    VARINT(r, p, end, id, base, start, "node stack id");
+    if (id >= UINT32_MAX) return bad(r, HG_EFORMAT, base + (uint64_t)(p - start), "node stack id too large");
+    g->node_stack[r->node_stack_n++] = (uint32_t)id;
+  }
+  return 0;
+}
+
+static int rec_large(struct rd *r) {
+  struct hg_graph *g = r->g;
+  TRY(GROW(r, g->large, r->cap_large, (size_t)g->large_count + 1));
+  struct hg_large_alloc *x = &g->large[g->large_count];
+  memset(x, 0, sizeof *x);
+  TRY(get_uint(r, &x->addr, "large allocation address"));
+  TRY(get_uint(r, &x->size, "large allocation size"));
+  TRY(get_u32(r, &x->stack, "large allocation stack"));
+  TRY(get_uint(r, &x->time_ns, "large allocation time"));
+  TRY(get_uint(r, &x->tid, "large allocation thread"));
+  g->large_count++;
+  return 0;
+}
+
+/* After the last record: stack references resolve; node_stack covers every
+ * node (missing tail = 0, not recorded). */
+static int stack_checks(struct rd *r) {
+  struct hg_graph *g = r->g;
+  uint64_t end = r->p.size;
+  if (!g->has_stacks && (g->stack_count || r->node_stack_n || g->large_count))
+    return bad(r, HG_EFORMAT, end, "stack records without a stack info record");
+  for (uint32_t i = 0; i < g->stack_count; i++)
+    for (uint32_t k = 0; k < g->stacks[i].frame_count; k++)
+      if (g->stacks[i].frames[k].image != HG_NO_OWNER && g->stacks[i].frames[k].image >= g->image_count)
+        return bad(r, HG_EFORMAT, end, "stack %u frame %u refers to image %u of %u", i + 1, k,
+                   g->stacks[i].frames[k].image, g->image_count);
+  if (r->node_stack_n > g->node_count)
+    return bad(r, HG_EFORMAT, end, "stack ids for %u nodes, the file has %u", r->node_stack_n, g->node_count);
+  for (uint32_t n = 0; n < r->node_stack_n; n++)
+    if (g->node_stack[n] > g->stack_count)
+      return bad(r, HG_EFORMAT, end, "node %u refers to stack %u of %u", n, g->node_stack[n], g->stack_count);
+  for (uint32_t i = 0; i < g->large_count; i++)
+    if (g->large[i].stack > g->stack_count)
+      return bad(r, HG_EFORMAT, end, "large allocation %u refers to stack %u of %u", i, g->large[i].stack,
+                 g->stack_count);
+  if (g->has_stacks && g->node_count) {
+    TRY(GROW(r, g->node_stack, r->cap_node_stack, (size_t)g->node_count));
+    memset(g->node_stack + r->node_stack_n, 0, (size_t)(g->node_count - r->node_stack_n) * sizeof *g->node_stack);
+  }
+  return 0;
+}
+
 struct rec_desc {
   unsigned fields; /* minimum elements after the type */
   int (*parse)(struct rd *);
@@ -730,6 +863,8 @@ static const struct rec_desc records[] = {
     [HG_REC_HEAP] = {2, rec_heap},       [HG_REC_CLASS] = {4, rec_class},
     [HG_REC_STRING] = {2, rec_string},   [HG_REC_NODES] = {4, rec_nodes},
     [HG_REC_EDGES] = {3, rec_edges},     [HG_REC_ROOTS] = {2, rec_roots},
+    [HG_REC_STACK_INFO] = {9, rec_stack_info}, [HG_REC_STACK] = {4, rec_stack},
+    [HG_REC_NODE_STACKS] = {2, rec_node_stacks}, [HG_REC_LARGE] = {5, rec_large},
 };
 
 static int read_stream(struct rd *r) {
@@ -757,7 +892,8 @@ static int read_stream(struct rd *r) {
                    (unsigned long long)(r->p.size - hg_pull_offset(&r->p)));
       return 0;
     }
-    if (type >= sizeof records / sizeof records[0] || !records[type].parse) {
+    if (type >= sizeof records / sizeof records[0] || !records[type].parse ||
+        (type > HG_REC_TRAILER && (r->flags & HG_LOAD_SKIP_OPTIONAL))) {
       TRY(skip_n(r, n)); /* unknown record type: forward compatible */
       continue;
     }
@@ -782,6 +918,7 @@ static struct hg_graph *load(struct rd *r, uint64_t size, struct hg_load_error *
   r->g->file_size = size;
   int rc = read_stream(r);
   if (!rc) rc = final_checks(r);
+  if (!rc) rc = stack_checks(r);
   merge_meta(r);
   free(r->edge_src);
   r->edge_src = NULL;

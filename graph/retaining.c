@@ -9,7 +9,6 @@
  * (_hg_view_get/put/free, hg_graph_drop_cache) and _hg_reachable(_par).
  * Never modifies the graph's arrays (the cache lives in g->priv).
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +82,9 @@ void hg_graph_drop_cache(struct hg_graph *g) {
   if (!pv) return;
   _hg_view_free(pv->view);
   pv->view = NULL;
+  free(pv->bfs_parent);
+  free(pv->bfs_dist);
+  pv->bfs_parent = pv->bfs_dist = NULL;
 }
 
 static int region_only(const struct hg_graph *g, uint32_t v) {
@@ -179,15 +181,12 @@ static uint64_t *reachable(const struct hg_graph *g, int regions_are_roots, int 
   size_t lo = 0;
   while (lo < b.tail) {
     size_t hi = b.tail, mid = lo + (hi - lo) / 2;
-    pthread_t th;
     if (threads > 1 && hi - lo >= PAR_MIN) {
       struct part p1 = {&b, lo, mid, BLOCK}, p2 = {&b, mid, hi, BLOCK};
-      int ok = pthread_create(&th, NULL, expand, &p2) == 0;
-      expand(&p1);
-      if (ok)
-        pthread_join(th, NULL);
-      else
-        expand(&p2);
+      struct _hg_job j;
+      _hg_job_start(&j, expand, &p1, 1); /* alone: p1, then p2, as before */
+      expand(&p2);
+      _hg_job_wait(&j);
     } else {
       struct part p = {&b, lo, hi, 1};
       expand(&p);

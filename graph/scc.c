@@ -13,7 +13,6 @@
  * hg_cycles_find takes root reachability (for "leaked") from the view, or
  * computes it on a second thread meanwhile; it only reads the graph.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,13 +188,10 @@ int hg_cycles_find(struct hg_graph *g, uint32_t min_size, struct hg_cycles **out
   int rc = HG_ENOMEM;
   if (!r || !comp) goto fail;
   struct reach_job job = {g, NULL};
-  pthread_t th;
-  int threaded = !_hg_view_get(g) && pthread_create(&th, NULL, reach_thread, &job) == 0;
+  struct _hg_job jt;
+  _hg_job_start(&jt, reach_thread, &job, !_hg_view_get(g));
   rc = components(g, comp, &ncomp);
-  if (threaded)
-    pthread_join(th, NULL);
-  else
-    reach_thread(&job);
+  _hg_job_wait(&jt);
   reach = job.reach;
   if (rc) goto fail;
   rc = HG_ENOMEM;

@@ -74,6 +74,7 @@ struct hg_writer {
   uint64_t root_count;
   uint32_t region_count, image_count, thread_count;
   uint32_t heap_count, class_count, string_count;
+  uint32_t stack_count, node_stacks_next; /* optional stack records */
   /* maxima checked at finish */
   uint64_t max_target, max_class, max_heap, max_field;
   uint64_t max_region_image, max_thread_owner, max_image_owner;
@@ -236,6 +237,29 @@ static int c_int(struct hg_writer *w, int64_t v) {
 
 /* ---- open / close ---- */
 
+/* Whether the directory part of path (its first dirlen bytes; none: ".")
+ * is an existing directory. */
+static int dir_exists(const char *path, size_t dirlen) {
+  char d[PATH_MAX];
+  snprintf(d, sizeof d, "%.*s", dirlen ? (int)dirlen : 1, dirlen ? path : ".");
+  struct stat st;
+  return stat(d, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The target is replaced by rename(): only a regular file (or a symbolic
+ * link, which rename replaces, never follows) may be there. A device node
+ * or FIFO is refused — as root, `-o /dev/null` would otherwise replace the
+ * system's device with a file. Checked at open and again before rename. */
+static int target_ok(struct hg_writer *w) {
+  struct stat st;
+  if (lstat(w->path, &st) != 0 || S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return 0;
+  fail(w, HG_ENOTREG, "", 0);
+  snprintf(w->msg, sizeof w->msg, "%s exists and is not a regular file (%s): not replaced", w->path,
+           S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket or special file");
+  return HG_ENOTREG;
+}
+
 int hg_writer_open(struct hg_writer **out, const char *path) {
   if (out) *out = NULL; /* callers may hg_writer_close(w) whatever open returned */
   if (!out || !path || !*path) return HG_EINVAL;
@@ -260,18 +284,31 @@ int hg_writer_open(struct hg_writer **out, const char *path) {
   w->fd = -1;
 
   snprintf(w->path, sizeof w->path, "%s", path);
+  *out = w;
+  int rc = target_ok(w);
+  if (rc) return rc;
   const char *slash = strrchr(path, '/');
   size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+  const char *base = slash ? slash + 1 : path;
+  if (strlen(base) > NAME_MAX) {
+    fail(w, HG_EINVAL, "", 0);
+    snprintf(w->msg, sizeof w->msg, "file name longer than %d bytes: %s", NAME_MAX, base);
+    return HG_EINVAL;
+  }
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  snprintf(w->tmp, sizeof w->tmp, "%.*s.%s.tmp.%ld.%lx", (int)dirlen, path,
-           slash ? slash + 1 : path, (long)getpid(), (unsigned long)ts.tv_nsec);
+  /* ".BASE.tmp.PID.NSEC" with BASE cut so that the name fits NAME_MAX */
+  char suffix[64];
+  int sl = snprintf(suffix, sizeof suffix, ".tmp.%ld.%lx", (long)getpid(), (unsigned long)ts.tv_nsec);
+  size_t keep = strlen(base), room = NAME_MAX - 1 - (size_t)sl;
+  if (keep > room) keep = room;
+  snprintf(w->tmp, sizeof w->tmp, "%.*s.%.*s%s", (int)dirlen, path, (int)keep, base, suffix);
   w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (w->fd < 0) {
     int err = errno;
-    int code = err == EACCES || err == EPERM || err == EROFS ? HG_EPERM : io_code(err);
-    fail(w, code, "create", err);
-    *out = w;
+    int nodir = (err == ENOENT || err == ENOTDIR) && !dir_exists(path, dirlen);
+    int code = err == EACCES || err == EPERM || err == EROFS ? HG_EPERM : nodir ? HG_ENOENT : io_code(err);
+    fail(w, code, nodir ? "no such directory for" : "create", err);
     return code;
   }
   XXH64_reset(&w->hash, 0);
@@ -521,12 +558,12 @@ int hg_writer_node(struct hg_writer *w, uint64_t addr, uint64_t size, uint32_t c
     c->prev_b = 0;    /* current heap */
   }
   uint8_t *p = c->buf + c->len;
-  p += hg_put_varint(p, addr - c->prev_a);
-  p += hg_put_varint(p, size);
-  p += hg_put_varint(p, class_id);
+  p += _hg_put_varint(p, addr - c->prev_a);
+  p += _hg_put_varint(p, size);
+  p += _hg_put_varint(p, class_id);
   if (heap_id != c->prev_b) {
     *p++ = (uint8_t)(flags | HG_NODE_ROW_HEAP);
-    p += hg_put_varint(p, heap_id);
+    p += _hg_put_varint(p, heap_id);
     c->prev_b = heap_id;
   } else {
     *p++ = (uint8_t)flags;
@@ -574,15 +611,15 @@ static int close_group(struct hg_writer *w) {
   }
   prev = (starts_chunk || srcdelta) ? 0 : c->prev_b;
   uint8_t *p = c->buf + c->len;
-  p += hg_put_varint(p, srcdelta);
-  p += hg_put_varint(p, ((uint64_t)w->group_n << 1) | (words ? HG_GROUP_WORDS : 0));
+  p += _hg_put_varint(p, srcdelta);
+  p += _hg_put_varint(p, ((uint64_t)w->group_n << 1) | (words ? HG_GROUP_WORDS : 0));
   for (size_t i = 0; i < w->group_n; i++) {
     const struct grow *r = &w->group[i];
     uint64_t d = r->off - prev;
     prev = r->off;
-    p += hg_put_varint(p, ((words ? d / 8 : d) << HG_OFFKIND_SHIFT) | r->code);
-    if (r->field) p += hg_put_varint(p, r->field);
-    p += hg_put_varint(p, r->zz);
+    p += _hg_put_varint(p, ((words ? d / 8 : d) << HG_OFFKIND_SHIFT) | r->code);
+    if (r->field) p += _hg_put_varint(p, r->field);
+    p += _hg_put_varint(p, r->zz);
   }
   c->len = (size_t)(p - c->buf);
   c->count += w->group_n;
@@ -610,7 +647,7 @@ int hg_writer_edge(struct hg_writer *w, uint32_t src, uint64_t offset, uint32_t 
   w->group_src = src;
   struct grow *r = &w->group[w->group_n++];
   r->off = offset;
-  r->zz = hg_zigzag((int64_t)dst - (int64_t)src);
+  r->zz = _hg_zigzag((int64_t)dst - (int64_t)src);
   r->field = field_id;
   r->code = field_id ? HG_KINDCODE_NAMED_BASE + (kind - HG_EDGE_STRONG) : kind;
 
@@ -649,7 +686,7 @@ int hg_writer_root(struct hg_writer *w, const struct hg_root *r) {
   uint8_t *p = c->buf + c->len;
   if (r->owner != HG_NO_OWNER) {
     *p++ = (uint8_t)(r->kind | HG_ROOT_ROW_OWNER);
-    p += hg_put_varint(p, r->owner);
+    p += _hg_put_varint(p, r->owner);
     uint64_t *mx = r->kind == HG_ROOT_GLOBAL ? &w->max_image_owner : &w->max_thread_owner;
     int *any = r->kind == HG_ROOT_GLOBAL ? &w->any_image_owner : &w->any_thread_owner;
     if (!*any || r->owner > *mx) *mx = r->owner;
@@ -657,8 +694,8 @@ int hg_writer_root(struct hg_writer *w, const struct hg_root *r) {
   } else {
     *p++ = (uint8_t)r->kind;
   }
-  p += hg_put_varint(p, hg_zigzag((int64_t)(r->addr - c->prev_a)));
-  p += hg_put_varint(p, hg_zigzag((int64_t)r->target - (int64_t)c->prev_b));
+  p += _hg_put_varint(p, _hg_zigzag((int64_t)(r->addr - c->prev_a)));
+  p += _hg_put_varint(p, _hg_zigzag((int64_t)r->target - (int64_t)c->prev_b));
   c->prev_a = r->addr;
   c->prev_b = r->target;
   c->len = (size_t)(p - c->buf);
@@ -667,6 +704,89 @@ int hg_writer_root(struct hg_writer *w, const struct hg_root *r) {
   if (!w->any_target || r->target > w->max_target) w->max_target = r->target;
   w->any_target = 1;
   return 0;
+}
+
+/* ---- optional allocation-stack records (12-15) ---- */
+
+int hg_writer_stack_info(struct hg_writer *w, const struct hg_stack_info *si) {
+  int rc = check(w);
+  if (rc) return rc;
+  if (!si) return fail(w, HG_EINVAL, "stack info: NULL", 0);
+  c_array(w, 10);
+  c_uint(w, HG_REC_STACK_INFO);
+  c_uint(w, si->max_frames);
+  c_uint(w, si->sample_bytes);
+  c_uint(w, si->budget_bytes);
+  c_uint(w, si->tracking_bytes);
+  c_uint(w, si->map_bytes);
+  c_uint(w, si->live_blocks);
+  c_uint(w, si->dropped);
+  c_text(w, si->status ? si->status : "ok");
+  c_text(w, si->unwinder ? si->unwinder : "");
+  return w->failed;
+}
+
+int hg_writer_stack(struct hg_writer *w, const struct hg_stack *st) {
+  int rc = check(w);
+  if (rc) return rc;
+  if (!st || (st->frame_count && !st->frames) || st->frame_count > HG_STACK_MAX_FRAMES)
+    return fail(w, HG_EINVAL, "stack: bad argument", 0);
+  uint8_t buf[HG_STACK_MAX_FRAMES * 15];
+  size_t n = 0;
+  for (uint32_t i = 0; i < st->frame_count; i++) {
+    const struct hg_stack_frame *f = &st->frames[i];
+    if (f->image != HG_NO_OWNER && f->image >= w->image_count)
+      return fail(w, HG_EINVAL, "stack frame refers to an image not written yet", 0);
+    n += _hg_put_varint(buf + n, f->image == HG_NO_OWNER ? 0 : (uint64_t)f->image + 1);
+    n += _hg_put_varint(buf + n, f->offset);
+  }
+  c_array(w, 5);
+  c_uint(w, HG_REC_STACK);
+  c_uint(w, (uint64_t)w->stack_count + 1);
+  c_uint(w, st->count);
+  c_uint(w, st->bytes);
+  c_bytes(w, buf, n);
+  if (!w->failed) w->stack_count++;
+  return w->failed;
+}
+
+int hg_writer_node_stacks(struct hg_writer *w, uint32_t first, uint32_t n, const uint32_t *ids) {
+  int rc = check(w);
+  if (rc) return rc;
+  if (n && !ids) return fail(w, HG_EINVAL, "node stacks: NULL", 0);
+  if (first != w->node_stacks_next) return fail(w, HG_EINVAL, "node stacks out of order", 0);
+  enum { PER = 16384 }; /* 3-byte varints: 48 KiB per record, under the chunk cap */
+  uint8_t buf[PER * 4];
+  for (uint32_t at = 0; at < n;) {
+    uint32_t k = n - at < PER ? n - at : PER;
+    size_t len = 0;
+    for (uint32_t i = 0; i < k; i++) {
+      if (ids[at + i] > w->stack_count) return fail(w, HG_EINVAL, "node refers to an unwritten stack", 0);
+      len += _hg_put_varint(buf + len, ids[at + i]);
+    }
+    c_array(w, 3);
+    c_uint(w, HG_REC_NODE_STACKS);
+    c_uint(w, (uint64_t)first + at);
+    c_bytes(w, buf, len);
+    if (w->failed) return w->failed;
+    at += k;
+  }
+  w->node_stacks_next = first + n;
+  return 0;
+}
+
+int hg_writer_large_alloc(struct hg_writer *w, const struct hg_large_alloc *la) {
+  int rc = check(w);
+  if (rc) return rc;
+  if (!la || la->stack > w->stack_count) return fail(w, HG_EINVAL, "large allocation: bad stack", 0);
+  c_array(w, 6);
+  c_uint(w, HG_REC_LARGE);
+  c_uint(w, la->addr);
+  c_uint(w, la->size);
+  c_uint(w, la->stack);
+  c_uint(w, la->time_ns);
+  c_uint(w, la->tid);
+  return w->failed;
 }
 
 /* ---- finish ---- */
@@ -687,6 +807,8 @@ static int validate(struct hg_writer *w) {
     return fail(w, HG_EINVAL, "global root refers to an undefined image", 0);
   if (w->any_thread_owner && w->max_thread_owner >= w->thread_count)
     return fail(w, HG_EINVAL, "root refers to an undefined thread", 0);
+  if (w->node_stacks_next > w->node_count)
+    return fail(w, HG_EINVAL, "node stacks for more nodes than were written", 0);
   return 0;
 }
 
@@ -745,6 +867,7 @@ int hg_writer_finish(struct hg_writer *w) {
     goto out;
   }
   w->fd = -1;
+  if ((rc = target_ok(w))) goto out;
   if (rename(w->tmp, w->path) != 0) {
     rc = fail(w, io_code(errno), "rename", errno);
     goto out;

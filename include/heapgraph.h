@@ -15,6 +15,7 @@
  *   6. Reader            (hg_graph_*)    — validating loader into CSR arrays
  *   7. Capture           (hg_capture)    — declared by the capture engine
  *   8. Analysis          (hg_dominators_*, hg_leaks_*, hg_export …)
+ *   9. Memory-pressure watcher (hg_watch_*)
  *
  * Conventions: functions return 0 on success and a negative HG_E* code on
  * failure; hg_error_string() names a code. Pointers returned inside an
@@ -58,7 +59,12 @@ enum hg_error {
   HG_EUNSUPPORTED = -12,/* platform/allocator not supported (partial result) */
   HG_EPERM = -13,       /* permission denied                                 */
   HG_ENOTFOUND = -14,   /* lookup found nothing (address, class …)           */
-  HG_EINTERNAL = -15    /* invariant broken: a bug in heapgraph              */
+  HG_EINTERNAL = -15,   /* invariant broken: a bug in heapgraph              */
+  HG_ENOENT = -16,      /* the output file's directory does not exist        */
+  HG_ENOTREG = -17,     /* the output path exists and is not a regular file
+                           (device, FIFO, socket, directory): never replaced */
+  HG_ECHILDTIME = -18   /* fork mode: the capture child did not finish within
+                           child_timeout_ms (it was killed)                  */
 };
 
 /* Static English text for an HG_E* code ("unknown error" for others). */
@@ -170,6 +176,31 @@ struct hg_root {
   uint32_t target;          /* node index                                 */
 };
 
+/* Allocation stacks as a snapshot carries them (optional records). A frame
+ * is an image index + byte offset from the image's load_addr, or, when no
+ * loaded image contains the address, image = HG_NO_OWNER and offset = the
+ * absolute address. frames[0] is the innermost (the malloc caller). */
+struct hg_stack_frame { uint32_t image; uint64_t offset; };
+struct hg_stack {
+  uint64_t count;           /* live blocks (an estimate when sampled)     */
+  uint64_t bytes;           /* their usable bytes (estimate when sampled) */
+  uint32_t frame_count;
+  const struct hg_stack_frame *frames;
+};
+struct hg_stack_info {
+  uint32_t max_frames;      /* frames kept per stack                      */
+  uint64_t sample_bytes;    /* 0 = every block; else mean sampling interval */
+  uint64_t budget_bytes;    /* tracking memory allowed                    */
+  uint64_t tracking_bytes;  /* tracking memory in use at the capture      */
+  uint64_t map_bytes;       /* of which the live-block map                */
+  uint64_t live_blocks;     /* blocks in the live map                     */
+  uint64_t dropped;         /* blocks not recorded (budget, odd address)  */
+  const char *status;       /* "ok" or "budget-exhausted"                 */
+  const char *unwinder;     /* "libunwind", "frame-pointer" …             */
+};
+/* One allocation >= the large-allocation threshold (the ring's last ones). */
+struct hg_large_alloc { uint64_t addr, size, time_ns, tid; uint32_t stack; };
+
 /* ---------------------------------------------------- 4. Streaming writer */
 /*
  * Writes a snapshot as it goes, in a fixed amount of memory obtained at open
@@ -187,24 +218,60 @@ struct hg_root {
  */
 struct hg_writer;
 
+/*
+ * Contracts shared by every hg_writer_* call below: w must come from a
+ * successful hg_writer_open(). Errors are sticky: the first failure (its
+ * code, and its text in hg_writer_message) is returned again by every
+ * later call, so a caller may check only at finish. HG_EINVAL: a NULL or
+ * malformed argument, an order rule broken, or the writer already finished;
+ * HG_ELIMIT: a count or offset beyond the format's 32-bit fields; HG_EIO,
+ * HG_ENOSPC, HG_EPERM: the file system (text names the target path). None
+ * of them calls malloc.
+ */
+/* Creates the temporary file next to path and maps the writer's memory.
+ * *out is set (NULL on failure: hg_writer_close(NULL) is allowed). 0,
+ * HG_EINVAL (no path, or too long), HG_ENOMEM (the mmap), or a file error. */
 HG_API int hg_writer_open(struct hg_writer **out, const char *path);
+/* The metadata record (platform, process, trigger, capture figures). */
 HG_API int hg_writer_meta(struct hg_writer *w, const struct hg_meta *m);
+/* Records referenced by index: regions, images and threads are numbered in
+ * the order written (a root's or region's owner refers to them). */
 HG_API int hg_writer_region(struct hg_writer *w, const struct hg_region *r);
 HG_API int hg_writer_image(struct hg_writer *w, const struct hg_image *im);
 HG_API int hg_writer_thread(struct hg_writer *w, const struct hg_thread *t);
+/* Heaps, classes and strings (field names): *id is 1, 2, 3 … in the order
+ * added; the strings are copied. */
 HG_API int hg_writer_heap(struct hg_writer *w, const char *name, uint32_t *id);
 HG_API int hg_writer_class(struct hg_writer *w, const struct hg_class *c, uint32_t *id);
 HG_API int hg_writer_string(struct hg_writer *w, const char *s, uint32_t *id);
+/* Node number hg_writer_node_count() before the call: a non-empty range
+ * above the previous node's, known flags (HG_NODE_*), class/heap ids
+ * (0 = none) defined by finish. */
 HG_API int hg_writer_node(struct hg_writer *w, uint64_t addr, uint64_t size,
                           uint32_t class_id, uint32_t flags, uint32_t heap_id);
+/* An edge of node src at byte offset (below 4 GiB): sources non-decreasing,
+ * offsets increasing within a source; dst may be a node written later; a
+ * field name (field_id != 0) needs a strong, weak or unowned kind. */
 HG_API int hg_writer_edge(struct hg_writer *w, uint32_t src, uint64_t offset,
                           uint32_t dst, uint32_t kind, uint32_t field_id);
+/* A root (any order); its target and owner are checked at finish. */
 HG_API int hg_writer_root(struct hg_writer *w, const struct hg_root *r);
-/* Trailer, fsync, rename. Returns 0 or an error (then the temp is removed). */
+/* Optional allocation-stack records (any time before finish). Stacks must be
+ * written with ids 1, 2, 3 … in order; node stacks for nodes first ..
+ * first+n-1 (a node range may be split over calls, in order). */
+HG_API int hg_writer_stack_info(struct hg_writer *w, const struct hg_stack_info *si);
+HG_API int hg_writer_stack(struct hg_writer *w, const struct hg_stack *st);
+HG_API int hg_writer_node_stacks(struct hg_writer *w, uint32_t first, uint32_t n,
+                                 const uint32_t *stack_ids);
+HG_API int hg_writer_large_alloc(struct hg_writer *w, const struct hg_large_alloc *la);
+/* Checks every reference (classes, heaps, strings, owners, node indices),
+ * writes the trailer with the checksum, fsyncs and renames into place.
+ * Returns 0 or an error (then the temporary is removed, nothing at path). */
 HG_API int hg_writer_finish(struct hg_writer *w);
-/* Frees the writer; if finish did not succeed, removes the temporary file. */
+/* Frees the writer (NULL allowed); if finish did not succeed, removes the
+ * temporary file. */
 HG_API void hg_writer_close(struct hg_writer *w);
-/* Text of the last error ("write …: No space left on device"), never NULL. */
+/* Text of the first error ("write …: No space left on device"), never NULL. */
 HG_API const char *hg_writer_message(const struct hg_writer *w);
 /* Counts so far and bytes written (after finish: the file size). */
 HG_API uint32_t hg_writer_node_count(const struct hg_writer *w);
@@ -299,6 +366,14 @@ struct hg_graph {
   uint64_t checksum;        /* xxh64 from the trailer                     */
   int checksum_ok;          /* 1 when it matched the content              */
   void *priv;               /* owned storage                              */
+  /* Allocation stacks (optional records 12-15, section 11 below; all zero /
+   * NULL when the file has none). node_stack[n]: stack id of node n, 0 =
+   * not recorded; stacks[id - 1]. */
+  int has_stacks;
+  struct hg_stack_info stack_info;
+  uint32_t stack_count;   struct hg_stack *stacks;
+  uint32_t *node_stack;
+  uint32_t large_count;   struct hg_large_alloc *large;
 };
 
 /* Loads and fully validates a snapshot. On failure returns NULL and fills
@@ -306,7 +381,12 @@ struct hg_graph {
 HG_API struct hg_graph *hg_graph_load(const char *path, struct hg_load_error *err);
 /* Load flags. HG_LOAD_ALLOW_BAD_CHECKSUM keeps loading when only the
  * checksum is wrong (checksum_ok = 0): for `heapgraph info` on a damaged file. */
-enum { HG_LOAD_ALLOW_BAD_CHECKSUM = 1 };
+enum {
+  HG_LOAD_ALLOW_BAD_CHECKSUM = 1,
+  /* Reads the file as a reader that predates the optional records (types
+   * 12 and up, e.g. allocation stacks) does: they are skipped as unknown. */
+  HG_LOAD_SKIP_OPTIONAL = 2
+};
 HG_API struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags,
                                             struct hg_load_error *err);
 /* The same from a memory buffer (used by fuzzing and tests). */
@@ -353,8 +433,12 @@ enum hg_capture_mode {
   HG_MODE_SUSPEND = 2
 };
 
-/* Figures of one capture (also written to the snapshot's capture metadata). */
+/* Figures of one capture (also written to the snapshot's capture metadata).
+ * hg_capture() fills every field, version first: fields added later come
+ * with a higher version. */
+#define HG_CAPTURE_STATS_VERSION 1u
 struct hg_capture_stats {
+  uint32_t version;         /* HG_CAPTURE_STATS_VERSION (set by hg_capture) */
   uint64_t pause_ns;        /* application threads parked                 */
   uint64_t walk_ns;         /* regions + heap walk                        */
   uint64_t scan_ns;         /* classify + node rows, edges, roots         */
@@ -382,11 +466,17 @@ struct hg_options {
   struct hg_capture_stats *stats; /* optional: filled on return           */
   uint32_t helpers;         /* helper threads the frozen part may use on other
                                cores (Linux; default 1, 0 = none)           */
-  uint32_t reserved32;
+  uint32_t omit;            /* HG_OMIT_* flags: leave identifying strings out
+                               of the file (default 0: everything written) */
   uint64_t reserved[7];
 };
 
 /* Fills *o with the defaults above. */
+/* hg_options.omit: what a snapshot leaves out (see docs/capture.md, "What
+ * leaves the device"). Heap contents are never written in any case. */
+#define HG_OMIT_PATHS 1u   /* executable, library and mapped-file paths      */
+#define HG_OMIT_NAMES 2u   /* thread names and the process name              */
+
 HG_API void hg_options_init(struct hg_options *o);
 /* Captures the calling process into `path` (NULL o = defaults). */
 HG_API int hg_capture(const char *path, const struct hg_options *o);
@@ -414,7 +504,9 @@ HG_API int hg_edge_kind_retains(uint32_t kind);
  * (its retaining edges renumbered in DFS preorder and root reachability:
  * ~4 bytes per node plus 4 per retaining edge) that later analyses reuse —
  * hg_leaks_find, hg_cycles_find and the heapsnapshot export then skip their
- * own whole-graph passes; results are identical with or without it. It is
+ * own whole-graph passes; results are identical with or without it.
+ * hg_paths_to_roots likewise keeps its BFS from the roots (8 bytes per
+ * node), so later calls on the same graph answer at once. It is
  * freed with the graph, or now by hg_graph_drop_cache() (to get the memory
  * back, or after changing the graph's arrays in place). NULL is fine. */
 HG_API void hg_graph_drop_cache(struct hg_graph *g);
@@ -451,6 +543,13 @@ HG_API uint32_t hg_dominators_top(const struct hg_dominators *d, uint32_t k, uin
  * any may be NULL. 0 or HG_ENOMEM. */
 HG_API int hg_class_retained(const struct hg_graph *g, const struct hg_dominators *d,
                              uint64_t *counts, uint64_t *bytes, uint64_t *retained);
+
+/* Per allocation stack id 0..stack_count (0 = not recorded): the snapshot's
+ * nodes with that stack, their bytes, and (with d) the bytes they retain,
+ * counted like hg_class_retained. *out is calloc'd (free()). 0, HG_ENOMEM. */
+struct hg_stack_total { uint64_t nodes, node_bytes, retained; };
+HG_API int hg_stack_totals(const struct hg_graph *g, const struct hg_dominators *d,
+                           struct hg_stack_total **out);
 
 /* Leaks: blocks unreachable from every root through retaining edges, folded
  * like libmemunreachable: each group of leaked blocks that reference each
@@ -565,7 +664,12 @@ typedef const char *(*hg_name_fn)(void *ctx, const char *name, uint32_t class_ki
 enum hg_export_format {
   HG_EXPORT_HEAPSNAPSHOT = 1, HG_EXPORT_DOT = 2, HG_EXPORT_JSON = 3, HG_EXPORT_JSONL = 4
 };
+/* Options of hg_export(). version: HG_EXPORT_OPTIONS_VERSION, or 0 (read
+ * as 1, so that `{.format = …}` initialisers keep working); a higher one
+ * than the library knows is HG_EINVAL. */
+#define HG_EXPORT_OPTIONS_VERSION 1u
 struct hg_export_options {
+  uint32_t version;       /* HG_EXPORT_OPTIONS_VERSION or 0                  */
   uint32_t format;        /* enum hg_export_format                          */
   uint32_t focus;         /* dot: centre node, or HG_NONE                   */
   uint32_t depth;         /* dot: hops around focus (0 = 2)                 */
@@ -656,6 +760,45 @@ HG_API int hg_watch_stop(void);
 /* Asks the watcher for a capture (trigger "memory-warning"), subject to the
  * interval policy; returns at once. HG_EINVAL when no watcher runs. */
 HG_API int hg_watch_memory_warning(void);
+
+/* ------------------------------------------------- 11. Allocation stacks */
+/*
+ * Recording "which code allocated it" in the running process (docs/stacks.md).
+ * Linux: libheapgraph.so interposes malloc, calloc, realloc, free,
+ * posix_memalign, aligned_alloc, memalign, valloc, pvalloc and reallocarray;
+ * the wrappers only forward to glibc until recording starts (by
+ * hg_stacks_start, or HEAPGRAPH_STACKS=1 when preloaded). A static link gets
+ * the interposer from libheapgraph_stacks.a. Stacks are unwound from .eh_frame
+ * (libunwind), so programs without frame pointers are fine. Darwin: the
+ * libmalloc malloc_logger hook (chaining a previous logger) and a
+ * frame-pointer walk. Every later hg_capture writes the stack table, each
+ * node's stack id and the large-allocation ring into the snapshot.
+ */
+struct hg_large_event {
+  uint64_t addr, size, time_ns, tid;
+  uint32_t frame_count;
+  const uintptr_t *frames;  /* return addresses, innermost first          */
+};
+typedef void (*hg_large_fn)(const struct hg_large_event *ev, void *user);
+
+struct hg_stacks_options {
+  uint32_t version;          /* set by hg_stacks_options_init               */
+  uint32_t max_frames;       /* frames per stack (default 32, at most 64)   */
+  uint64_t budget_bytes;     /* tracking memory (default 256 MiB); when the
+                                tables cannot grow, recording stops and the
+                                snapshot says "budget-exhausted"            */
+  uint64_t sample_bytes;     /* 0: every block; N: Poisson sampling with a
+                                mean of one sample per N bytes allocated    */
+  uint64_t large_alloc_bytes; /* 0: off; else report allocations >= this    */
+  hg_large_fn on_large;      /* called on the monitor thread (NULL: stderr) */
+  void *user;
+  uint64_t reserved[4];
+};
+HG_API void hg_stacks_options_init(struct hg_stacks_options *o);
+/* Starts recording. HG_EUNSUPPORTED when this build has no interposer (the
+ * library was not preloaded/linked with it, or an ASan build), HG_EBUSY when
+ * already started, HG_ENOMEM. */
+HG_API int hg_stacks_start(const struct hg_stacks_options *o);
 
 #ifdef __cplusplus
 }

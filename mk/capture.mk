@@ -35,10 +35,10 @@ CAP_LINK     := $(CAP_LIB) $(LIBS)
 
 CAP_PROGS    := $(CAP_DIR)/ground_truth $(CAP_DIR)/leaks $(CAP_DIR)/stress $(CAP_DIR)/jemalloc \
                 $(CAP_DIR)/churn $(CAP_DIR)/agent_target $(CAP_DIR)/ground_truth_ring64 \
-                $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64
+                $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64
 TEST_PROGS   += $(CAP_PROGS)
 TEST_SCRIPTS += $(CAP_DIR)/ground_truth $(CAP_DIR)/ground_truth_ring64 tests/capture/leaks_vs_valgrind.sh \
-                $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 \
+                $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64 \
                 $(CAP_DIR)/stress $(CAP_DIR)/jemalloc $(CAP_DIR)/churn \
                 tests/capture/objc_direct_first.sh tests/capture/agent.sh
 
@@ -47,15 +47,21 @@ $(CAP_DIR)/ground_truth: tests/capture/ground_truth.c $(CAP_LIB) tests/hg_test.h
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
 # The same ground truth with the pipelined scan's ring cut from 65,536 to 64
-# entries (capture/scan.c, HG_SCAN_RING): the ring wraps and fills all the
+# entries (capture/scan_pipe.c, HG_SCAN_RING): the ring wraps and fills all the
 # time and both threads wait on each other — paths a small heap never
 # reaches at the real size. This object comes before the library on the
-# link line, so the library's scan.o is not used.
-$(CAP_DIR)/scan_ring64.o: capture/scan.c
+# link line, so the library's scan_pipe.o is not used.
+$(CAP_DIR)/scan_ring64.o: capture/scan_pipe.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CAP_CFLAGS) -DHG_SCAN_RING=64 -MMD -MP -c $< -o $@
 
 $(CAP_DIR)/ground_truth_ring64: tests/capture/ground_truth.c $(CAP_DIR)/scan_ring64.o $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_DIR)/scan_ring64.o $(CAP_LINK) $(CAP_SAN)
+
+# The scan's unit test (tests/unit/test_scan.c, also built as a unit test)
+# with the 64-entry ring.
+$(CAP_DIR)/test_scan_ring64: tests/unit/test_scan.c $(CAP_DIR)/scan_ring64.o $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_DIR)/scan_ring64.o $(CAP_LINK) $(CAP_SAN)
 

@@ -1,4 +1,4 @@
-# mk/objc.mk — the Objective-C classifier (capture/objc_*.c, classify_objc.c):
+# mk/objc.mk — the Objective-C classifier (capture/classify/objc_*.c, classify_objc.c):
 # its end-to-end test program built with Debian's gobjc against the GNU
 # runtime (libobjc), and its benchmark. Unit tests (tests/unit/test_objc_*.c)
 # are picked up by the top-level Makefile.
@@ -13,7 +13,7 @@ OBJC_LIB   := $(if $(filter 1,$(SANITIZE)),$(CAP_LIB),$(LIB_A))
 OBJC_FLAGS := -std=gnu11 -x objective-c $(OPT) $(WARN) $(OBJC_SAN)
 OBJC_LIBS  := -lobjc
 
-$(BUILD)/tests/objc/%: tests/objc/%.m $(OBJC_LIB) tests/hg_test.h capture/objc.h capture/classify.h
+$(BUILD)/tests/objc/%: tests/objc/%.m $(OBJC_LIB) tests/hg_test.h capture/classify/objc.h capture/classify/classify.h
 	@sh $(DEPS) objc
 	@mkdir -p $(dir $@)
 	$(OBJCC) $(CPPFLAGS) -Itests $(OBJC_FLAGS) -o $@ $< -x none $(OBJC_LIB) $(OBJC_SAN) $(OBJC_LIBS) $(LIBS)
@@ -21,7 +21,7 @@ $(BUILD)/tests/objc/%: tests/objc/%.m $(OBJC_LIB) tests/hg_test.h capture/objc.h
 TEST_PROGS   += $(BUILD)/tests/objc/test_objc_graph
 TEST_SCRIPTS += $(BUILD)/tests/objc/test_objc_graph
 
-$(BUILD)/bench/bench_objc: bench/bench_objc.m $(LIB_A) capture/objc.h capture/classify.h
+$(BUILD)/bench/bench_objc: bench/bench_objc.m $(LIB_A) capture/classify/objc.h capture/classify/classify.h
 	@sh $(DEPS) objc
 	@mkdir -p $(dir $@)
 	$(OBJCC) $(CPPFLAGS) $(OBJC_FLAGS) -o $@ $< -x none $(LIB_A) $(LDFLAGS) $(OBJC_LIBS) $(LIBS)

@@ -4,7 +4,8 @@
 #   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin ios bench roots all
 #                                (check also: Chrome DevTools' heap snapshot loader,
 #                                esbuild and playwright-core from npm, pinned, into
-#                                .deps/devtools, for the export tests in tests/export/)
+#                                .deps/devtools, for the export tests in tests/export/
+#                                and the viewer's browser test in tests/viewer/)
 #
 # A group is everything its make goal needs on a minimal Debian 12 (make demo:
 # build; make check: check; make bench: bench; make fuzz: fuzz; make darwin:
@@ -19,7 +20,7 @@
 set -eu
 
 # g++: the CLI and the demo link libstdc++ (__cxa_demangle; the demo's C++ module).
-pkgs_build="gcc g++ make libcbor-dev libxxhash-dev pkg-config"
+pkgs_build="gcc g++ make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev libunwind-dev libdw-dev"
 pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium fonts-dejavu-core"
 # playwright-core 1.61.1: the last that runs on Debian 12's nodejs 18 (1.62+ needs Node 20).
 npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2 playwright-core@1.61.1"
@@ -32,7 +33,7 @@ pkgs_darwin="nodejs file"
 command -v npm >/dev/null 2>&1 || { pkgs_darwin="$pkgs_darwin npm"; pkgs_check="$pkgs_check npm"; }
 # iOS cross build (make ios): Debian's clang/lld/llvm-ar 14 against an iPhoneOS SDK.
 pkgs_ios="clang-14 lld-14 llvm-14 file libcbor-dev libxxhash-dev"
-pkgs_bench="g++ clang-14 llvm-14 time python3"
+pkgs_bench="g++ clang-14 llvm-14 time heaptrack python3"
 # Minimal Debian roots for the fresh-machine and glibc-matrix tests (scripts/debroot.sh).
 pkgs_roots="debootstrap"
 
@@ -69,7 +70,6 @@ done
 here=$(cd "$(dirname "$0")/.." && pwd)
 npm_missing=""
 if [ -n "$npm_want" ] && [ ! -x "$here/.deps/zig/zig" ]; then npm_missing="$npm_want"; fi
-
 dev_dir="$here/.deps/devtools"
 dev_missing=""
 for p in $dev_want; do

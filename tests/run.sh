@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh — runs every test program and script given as arguments, reads the
-# "N passed, N failed" line each prints last, and prints the total the same way.
+# "N passed, N failed[, N skipped]" line each prints last, and prints the
+# total the same way.
 # A program that exits non-zero without such a line counts as one failure.
 # Scripts ending in .py run under $PYTHON, .sh under sh; others are executed.
 # The end of the output stands alone: a "failed:" block repeats each failing
@@ -10,7 +11,7 @@
 set -u
 keep=${HG_FAIL_LINES:-15}
 limit=${HG_TEST_TIMEOUT:-1200}
-total_p=0; total_f=0
+total_p=0; total_f=0; total_s=0
 fails=$(mktemp "${TMPDIR:-/tmp}/hg_run.XXXXXX")
 trap 'rm -f "$fails"' EXIT
 for t in "$@"; do
@@ -29,9 +30,11 @@ for t in "$@"; do
   if [ -n "$line" ]; then
     p=$(printf '%s' "$line" | sed -E 's/^([A-Za-z_-]+: )?([0-9]+) passed, ([0-9]+) failed.*/\2/')
     f=$(printf '%s' "$line" | sed -E 's/^([A-Za-z_-]+: )?([0-9]+) passed, ([0-9]+) failed.*/\3/')
+    s=$(printf '%s' "$line" | sed -E -n 's/.* failed, ([0-9]+) skipped.*/\1/p')
   else
-    p=0; f=0
+    p=0; f=0; s=""
   fi
+  total_s=$((total_s + ${s:-0}))
   if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   total_p=$((total_p + p)); total_f=$((total_f + f))
   if [ "$f" -ne 0 ]; then
@@ -47,5 +50,9 @@ if [ -s "$fails" ]; then
   echo "failed:"
   cat "$fails"
 fi
-echo "check: $total_p passed, $total_f failed"
+if [ "$total_s" -gt 0 ]; then
+  echo "check: $total_p passed, $total_f failed, $total_s skipped"
+else
+  echo "check: $total_p passed, $total_f failed"
+fi
 [ "$total_f" -eq 0 ]

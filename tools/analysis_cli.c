@@ -9,6 +9,19 @@
 #include "tools/analysis_cli.h"
 #include "tools/cli_util.h"
 
+int acli_parse(struct acli *a, const char *name, const char *args, const char *limit_help,
+               const char *about, const struct cli_opt *extra, int argc, char **argv) {
+  *a = (struct acli){.limit = -1};
+  struct cli_opt opts[16] = {CLI_LIMIT(&a->limit, limit_help), CLI_JSON(&a->json),
+                             CLI_MANGLED(&a->mangled)};
+  for (size_t i = 3; extra && extra->names && i + 1 < sizeof opts / sizeof opts[0]; i++)
+    opts[i] = *extra++;
+  int want = 1, nargs;
+  for (const char *p = args; *p; p++) want += *p == ' ';
+  const struct cli_cmd cmd = {name, args, want, want, opts, about, 0};
+  return cli_parse(&cmd, argc, argv, &nargs);
+}
+
 int acli_node(const struct hg_graph *g, const char *cmd, const char *arg, uint32_t *out) {
   uint64_t v;
   if (arg[0] == '#') {
@@ -50,7 +63,7 @@ const char *acli_label(const struct hg_graph *g, char **names, uint32_t v) {
 }
 
 void acli_node_text(FILE *f, const struct hg_graph *g, char **names, uint32_t v) {
-  fprintf(f, "0x%" PRIx64 " %s (%" PRIu64 " B)", g->node_addr[v], acli_label(g, names, v),
+  fprintf(f, "0x%" PRIx64 " %s (%" PRIu64 " B)", g->node_addr[v], cli_text(acli_label(g, names, v)),
           g->node_size[v]);
 }
 

@@ -1,8 +1,9 @@
 /*
  * analysis_cli.h — helpers shared by the analysis subcommands (top,
  * dominators, leaks, cycles, path, show, diff, export): node lookup by
- * address and one-line node descriptions in text and JSON. Builds on
- * cli_util.h; owns no analysis logic (options: cli_opts.h).
+ * address, one-line node descriptions in text and JSON, and the options
+ * they share (-n/--limit, --json, --mangled on cli_opts.h). Builds on
+ * cli_util.h; owns no analysis logic.
  */
 #ifndef HG_TOOLS_ANALYSIS_CLI_H
 #define HG_TOOLS_ANALYSIS_CLI_H
@@ -11,6 +12,21 @@
 #include <stdio.h>
 
 #include "heapgraph.h"
+#include "tools/cli_opts.h"
+
+/* The options the analysis and listing commands share. */
+struct acli {
+  int json, mangled;        /* --json, --mangled                        */
+  long limit;               /* -n/--limit N; -1 when absent             */
+};
+
+/* Parses argv for `heapgraph NAME ARGS…` (as many positionals as ARGS has
+ * words) with -n/--limit N (limit_help says what it limits), --json and
+ * --mangled, plus the command's own options `extra` (NULL, or a table
+ * ending in CLI_END). Returns -1 to run (positionals in argv[1..]), else the
+ * exit status, as cli_parse() does. */
+int acli_parse(struct acli *a, const char *name, const char *args, const char *limit_help,
+               const char *about, const struct cli_opt *extra, int argc, char **argv);
 
 /* Finds the node for "0xADDR"/decimal address (interior ok), "#INDEX" or a
  * DevTools heapsnapshot id "@ID" (hg_export_node_ids).

@@ -27,6 +27,18 @@ void cli_class_names_free(const struct hg_graph *g, char **names);
 /* Demangles a C++ type name as stored in type_info (no _Z prefix); returns
  * a malloc'd string, or NULL when it is not a valid mangled type. */
 char *cli_demangle_type(const char *name);
+/* A snapshot string made safe for text output (a terminal must never see
+ * its control characters: ESC ]0;… retitles it, ESC [ … rewrites the
+ * screen): C0 controls including newline and tab, DEL and the C1 controls
+ * (UTF-8 U+0080–U+009F) are written as \n, \t, \r, \xNN or \u00NN.
+ * Returns s when nothing needs escaping (NULL stays NULL), else one of 8
+ * rotating buffers (valid for the next 7 calls: enough for one printf). */
+const char *cli_text(const char *s);
+/* Replaces stdout and stderr by streams that escape every control
+ * character except newline and tab (as cli_text does): a backstop for any
+ * text output a command prints without cli_text. JSON output is unchanged
+ * (it never holds raw control characters). Called once, in main. */
+void cli_guard_output(void);
 /* Human-readable byte count into buf ("1.5 MiB"). */
 const char *cli_bytes(uint64_t n, char *buf, size_t size);
 

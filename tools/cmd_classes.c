@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/cli_opts.h"
+#include "tools/analysis_cli.h"
 #include "tools/cli_util.h"
 
 struct row {
@@ -45,17 +45,13 @@ static const char about[] =
     "  C++ names are demangled unless --mangled.\n";
 
 int cmd_classes(int argc, char **argv) {
-  int json = 0, mangled = 0, nargs;
-  long limit = -1;
-  const struct cli_opt opts[] = {CLI_JSON(&json), CLI_MANGLED(&mangled),
-                                 CLI_LIMIT(&limit, "at most N rows (the total counts all)"), CLI_END};
-  const struct cli_cmd cmd = {"classes", "FILE", 1, 1, opts, about, 0};
-  int st = cli_parse(&cmd, argc, argv, &nargs);
+  struct acli a;
+  int st = acli_parse(&a, "classes", "FILE", "at most N rows (the total counts all)", about, NULL, argc, argv);
   if (st >= 0) return st;
   const char *path = argv[1];
   struct hg_graph *g = cli_load(path, 0);
   if (!g) return 1;
-  char **names = cli_class_names(g, mangled);
+  char **names = cli_class_names(g, a.mangled);
   size_t nrows = (size_t)g->class_count + 64 + 1;
   struct row *rows = calloc(nrows, sizeof *rows);
   if (!names || !rows) {
@@ -82,16 +78,16 @@ int cmd_classes(int argc, char **argv) {
   qsort(rows, nrows, sizeof *rows, by_bytes);
   uint64_t tc = 0, tb = 0;
   long shown = 0;
-  if (!json) printf("%12s %14s  %s\n", "COUNT", "BYTES", "CLASS");
+  if (!a.json) printf("%12s %14s  %s\n", "COUNT", "BYTES", "CLASS");
   for (size_t i = 0; i < nrows; i++) {
     if (!rows[i].count) continue;
     tc += rows[i].count;
     tb += rows[i].bytes;
-    if (limit >= 0 && shown >= limit) continue;
+    if (a.limit >= 0 && shown >= a.limit) continue;
     shown++;
     char lb[48];
     const char *label = label_of(&rows[i], lb, sizeof lb);
-    if (json) {
+    if (a.json) {
       const struct hg_class *k = rows[i].class_id ? &g->classes[rows[i].class_id - 1] : NULL;
       printf("{\"class\":");
       cli_json_str(stdout, label);
@@ -103,10 +99,10 @@ int cmd_classes(int argc, char **argv) {
              (unsigned long long)rows[i].bytes);
     } else {
       printf("%12llu %14llu  %s\n", (unsigned long long)rows[i].count,
-             (unsigned long long)rows[i].bytes, label);
+             (unsigned long long)rows[i].bytes, cli_text(label));
     }
   }
-  if (!json) printf("%12llu %14llu  TOTAL\n", (unsigned long long)tc, (unsigned long long)tb);
+  if (!a.json) printf("%12llu %14llu  TOTAL\n", (unsigned long long)tc, (unsigned long long)tb);
   free(rows);
   cli_class_names_free(g, names);
   hg_graph_free(g);

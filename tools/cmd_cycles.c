@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
-#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -21,18 +20,14 @@ static const char about[] =
 #define MAX_REFS 40
 
 int cmd_cycles(int argc, char **argv) {
-  int json = 0, mangled = 0, nargs;
-  long limit = -1;
-  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "cycles shown (default 20)"), CLI_JSON(&json),
-                                 CLI_MANGLED(&mangled), CLI_END};
-  const struct cli_cmd cmd = {"cycles", "FILE", 1, 1, opts, about, 0};
-  int st = cli_parse(&cmd, argc, argv, &nargs);
+  struct acli a;
+  int st = acli_parse(&a, "cycles", "FILE", "cycles shown (default 20)", about, NULL, argc, argv);
   if (st >= 0) return st;
-  uint32_t k = limit < 0 ? 20 : (uint32_t)limit;
+  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit;
   struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 1;
   struct hg_cycles *c = NULL;
-  char **names = cli_class_names(g, mangled);
+  char **names = cli_class_names(g, a.mangled);
   uint32_t *which = malloc(((size_t)g->node_count + 1) * sizeof *which);
   int rc = names && which ? hg_cycles_find(g, 2, &c) : HG_ENOMEM;
   if (rc) {
@@ -43,12 +38,12 @@ int cmd_cycles(int argc, char **argv) {
   memset(which, 0xff, ((size_t)g->node_count + 1) * sizeof *which);
   for (uint32_t i = 0; i < c->count && i < k; i++)
     for (uint32_t j = 0; j < c->cycles[i].count; j++) which[c->members[c->cycles[i].first + j]] = i;
-  if (json) printf("{\"cycle_count\":%" PRIu32 ",\"cycles\":[", c->count);
+  if (a.json) printf("{\"cycle_count\":%" PRIu32 ",\"cycles\":[", c->count);
   else printf("%" PRIu32 " reference cycle%s\n", c->count, c->count == 1 ? "" : "s");
   for (uint32_t i = 0; i < c->count && i < k; i++) {
     const struct hg_cycle *cy = &c->cycles[i];
     const uint32_t *mem = c->members + cy->first;
-    if (json) {
+    if (a.json) {
       printf("%s{\"count\":%" PRIu32 ",\"bytes\":%" PRIu64 ",\"leaked\":%s,\"members\":[",
              i ? ",\n" : "\n", cy->count, cy->bytes, cy->leaked ? "true" : "false");
       for (uint32_t j = 0; j < cy->count && j < MAX_MEMBERS; j++) {
@@ -75,21 +70,22 @@ int cmd_cycles(int argc, char **argv) {
         if (which[t] != i || !hg_edge_kind_retains(g->edge_kind[e])) continue;
         char buf[32];
         const char *name = acli_edge_name(g, e, buf, sizeof buf);
-        if (json) {
+        if (a.json) {
           printf("%s{\"from\":%" PRIu32 ",\"to\":%" PRIu32 ",\"field\":", refs ? "," : "", v, t);
           cli_json_str(stdout, name);
           printf(",\"kind\":\"%s\"}", hg_edge_kind_name(g->edge_kind[e]));
         } else {
           printf("    0x%" PRIx64 " %s.%s -> 0x%" PRIx64 " %s [%s]\n", g->node_addr[v],
-                 acli_label(g, names, v), name, g->node_addr[t], acli_label(g, names, t),
+                 cli_text(acli_label(g, names, v)), cli_text(name), g->node_addr[t],
+                 cli_text(acli_label(g, names, t)),
                  hg_edge_kind_name(g->edge_kind[e]));
         }
         refs++;
       }
     }
-    if (json) printf("]}");
+    if (a.json) printf("]}");
   }
-  if (json) printf("]}\n");
+  if (a.json) printf("]}\n");
   else if (c->count > k) printf("\n… %" PRIu32 " more cycles (-n)\n", c->count - k);
   st = 0;
 out:

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
-#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -22,14 +21,10 @@ static void name_of(const struct hg_class_delta *c, int mangled, char **out) {
 }
 
 int cmd_diff(int argc, char **argv) {
-  int json = 0, mangled = 0, nargs;
-  long limit = -1;
-  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "rows shown (default 30)"), CLI_JSON(&json),
-                                 CLI_MANGLED(&mangled), CLI_END};
-  const struct cli_cmd cmd = {"diff", "OLD NEW", 2, 2, opts, about, 0};
-  int st = cli_parse(&cmd, argc, argv, &nargs);
+  struct acli a;
+  int st = acli_parse(&a, "diff", "OLD NEW", "rows shown (default 30)", about, NULL, argc, argv);
   if (st >= 0) return st;
-  uint32_t k = limit < 0 ? 30 : (uint32_t)limit;
+  uint32_t k = a.limit < 0 ? 30 : (uint32_t)a.limit;
   struct hg_graph *old = cli_load(argv[1], 0), *nw = old ? cli_load(argv[2], 0) : NULL;
   if (!old || !nw) {
     hg_graph_free(old);
@@ -44,7 +39,7 @@ int cmd_diff(int argc, char **argv) {
     return 1;
   }
   int64_t dc = (int64_t)(d->new_count - d->old_count), db = (int64_t)(d->new_bytes - d->old_bytes);
-  if (json)
+  if (a.json)
     printf("{\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64 ",\"new_count\":%" PRIu64
            ",\"new_bytes\":%" PRIu64 ",\"classes\":[",
            d->old_count, d->old_bytes, d->new_count, d->new_bytes);
@@ -54,10 +49,10 @@ int cmd_diff(int argc, char **argv) {
   for (uint32_t i = 0; i < d->count && i < k; i++) {
     const struct hg_class_delta *c = &d->classes[i];
     char *dem;
-    name_of(c, mangled, &dem);
+    name_of(c, a.mangled, &dem);
     const char *name = dem ? dem : c->name;
     int64_t cb = (int64_t)(c->new_bytes - c->old_bytes), cc = (int64_t)(c->new_count - c->old_count);
-    if (json) {
+    if (a.json) {
       printf("%s{\"class\":", i ? ",\n" : "\n");
       cli_json_str(stdout, name);
       printf(",\"kind\":\"%s\",\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64
@@ -67,12 +62,12 @@ int cmd_diff(int argc, char **argv) {
              cb, c->old_count ? "false" : "true");
     } else {
       printf("%+14" PRId64 " %+10" PRId64 " %14" PRIu64 " %10" PRIu64 "  %s%s\n", cb, cc,
-             c->new_bytes, c->new_count, name ? name : "(unclassified)",
+             c->new_bytes, c->new_count, name ? cli_text(name) : "(unclassified)",
              c->old_count ? "" : "  (new)");
     }
     free(dem);
   }
-  if (json) printf("]}\n");
+  if (a.json) printf("]}\n");
   else if (d->count > k) printf("… %" PRIu32 " more classes (-n)\n", d->count - k);
   hg_diff_free(d);
   hg_graph_free(old);

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
-#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -24,23 +23,19 @@ static int by_retained(const void *a, const void *b) {
 }
 
 int cmd_dominators(int argc, char **argv) {
-  int json = 0, mangled = 0, nargs;
-  long limit = -1;
-  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "dominated nodes shown (default 20)"), CLI_JSON(&json),
-                                 CLI_MANGLED(&mangled), CLI_END};
-  const struct cli_cmd cmd = {"dominators", "FILE ADDR", 2, 2, opts, about, 0};
-  int st = cli_parse(&cmd, argc, argv, &nargs);
+  struct acli a;
+  int st = acli_parse(&a, "dominators", "FILE ADDR", "dominated nodes shown (default 20)", about, NULL, argc, argv);
   if (st >= 0) return st;
-  uint32_t k = limit < 0 ? 20 : (uint32_t)limit, node = 0;
+  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit, node = 0;
   struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 1;
   struct hg_dominators *d = NULL;
   char **names = NULL;
   uint32_t *kids = NULL, nk = 0;
   st = 1;
-  if (acli_node(g, cmd.name, argv[2], &node)) goto out;
+  if (acli_node(g, "dominators", argv[2], &node)) goto out;
   int rc = hg_dominators_compute(g, &d);
-  names = cli_class_names(g, mangled);
+  names = cli_class_names(g, a.mangled);
   if (!rc && !names) rc = HG_ENOMEM;
   if (rc) {
     fprintf(stderr, "heapgraph dominators: %s\n", hg_error_string(rc));
@@ -55,7 +50,7 @@ int cmd_dominators(int argc, char **argv) {
   sort_d = d;
   qsort(kids, nk, sizeof *kids, by_retained);
   int reachable = d->idom[node] != HG_NONE;
-  if (json) {
+  if (a.json) {
     printf("{\"node\":");
     acli_node_json(stdout, g, names, node);
     printf(",\"retained\":%" PRIu64 "},\"reachable\":%s,\"chain\":[", d->retained[node],

@@ -57,7 +57,7 @@ int cmd_edges(int argc, char **argv) {
       } else {
         printf("0x%012llx+%-6u -> 0x%012llx %-12s %s\n", (unsigned long long)g->node_addr[s],
                g->edge_offset[e], (unsigned long long)g->node_addr[t], hg_edge_kind_name(g->edge_kind[e]),
-               field ? field : "");
+               field ? cli_text(field) : "");
       }
     }
 done:

@@ -61,12 +61,12 @@ static void print_text(const struct hg_graph *g, const char *path) {
   char b1[32], b2[32];
   uint64_t bytes, classified;
   totals(g, &bytes, &classified);
-  printf("file        %s (%s)\n", path, cli_bytes(g->file_size, b1, sizeof b1));
+  printf("file        %s (%s)\n", cli_text(path), cli_bytes(g->file_size, b1, sizeof b1));
   printf("format      v%u, checksum %s (xxh64 0x%016llx)\n", g->format_version,
          g->checksum_ok ? "ok" : "MISMATCH", (unsigned long long)g->checksum);
-  printf("platform    %s %s %s, pointer %u bytes, page %u bytes\n", m->platform ? m->platform : "?",
-         m->arch ? m->arch : "?", m->os_version ? m->os_version : "", m->pointer_size, m->page_size);
-  printf("process     %s (pid %lld)\n", m->process ? m->process : "?", (long long)m->pid);
+  printf("platform    %s %s %s, pointer %u bytes, page %u bytes\n", m->platform ? cli_text(m->platform) : "?",
+         m->arch ? cli_text(m->arch) : "?", m->os_version ? cli_text(m->os_version) : "", m->pointer_size, m->page_size);
+  printf("process     %s (pid %lld)\n", m->process ? cli_text(m->process) : "?", (long long)m->pid);
   if (m->time_ns) {
     time_t t = (time_t)(m->time_ns / 1000000000u);
     struct tm tm;
@@ -75,14 +75,14 @@ static void print_text(const struct hg_graph *g, const char *path) {
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
     printf("time        %s\n", when);
   }
-  if (m->trigger) printf("trigger     %s\n", m->trigger);
+  if (m->trigger) printf("trigger     %s\n", cli_text(m->trigger));
   if (m->allocator || m->heap_status)
-    printf("heap        %s: %s\n", m->allocator ? m->allocator : "?", m->heap_status ? m->heap_status : "?");
+    printf("heap        %s: %s\n", m->allocator ? cli_text(m->allocator) : "?", m->heap_status ? cli_text(m->heap_status) : "?");
   for (size_t i = 0; i < m->capture_count; i++)
-    printf("%-11s %s = %llu\n", i ? "" : "capture", m->capture[i].key,
+    printf("%-11s %s = %llu\n", i ? "" : "capture", cli_text(m->capture[i].key),
            (unsigned long long)m->capture[i].value);
   for (size_t i = 0; i < m->app_count; i++)
-    printf("%-11s %s = %s\n", i ? "" : "app", m->app[i].key, m->app[i].value);
+    printf("%-11s %s = %s\n", i ? "" : "app", cli_text(m->app[i].key), cli_text(m->app[i].value));
   printf("regions     %u\nimages      %u\nthreads     %u\nclasses     %u\n", g->region_count,
          g->image_count, g->thread_count, g->class_count);
   printf("nodes       %u (%s), %llu classified (%.1f%%)\n", g->node_count,

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
-#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -19,18 +18,14 @@ static const char about[] =
     "  Exit status: 0 no leaks, 1 leaks found, 2 error.\n";
 
 int cmd_leaks(int argc, char **argv) {
-  int json = 0, mangled = 0, nargs;
-  long limit = -1;
-  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "root leaks shown (default 50)"), CLI_JSON(&json),
-                                 CLI_MANGLED(&mangled), CLI_END};
-  const struct cli_cmd cmd = {"leaks", "FILE", 1, 1, opts, about, 0};
-  int st = cli_parse(&cmd, argc, argv, &nargs);
+  struct acli a;
+  int st = acli_parse(&a, "leaks", "FILE", "root leaks shown (default 50)", about, NULL, argc, argv);
   if (st >= 0) return st;
-  uint32_t k = limit < 0 ? 50 : (uint32_t)limit;
+  uint32_t k = a.limit < 0 ? 50 : (uint32_t)a.limit;
   struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 2;
   struct hg_leaks *l = NULL;
-  char **names = cli_class_names(g, mangled);
+  char **names = cli_class_names(g, a.mangled);
   int rc = names ? hg_leaks_find(g, &l) : HG_ENOMEM;
   if (rc) {
     fprintf(stderr, "heapgraph leaks: %s\n", hg_error_string(rc));
@@ -38,7 +33,7 @@ int cmd_leaks(int argc, char **argv) {
     hg_graph_free(g);
     return 2;
   }
-  if (json) {
+  if (a.json) {
     printf("{\"leaked_count\":%" PRIu32 ",\"leaked_bytes\":%" PRIu64 ",\"root_leaks\":%" PRIu32
            ",\"exact\":%s,\"leaks\":[",
            l->leaked_count, l->leaked_bytes, l->count, l->held_exact ? "true" : "false");

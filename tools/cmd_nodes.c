@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/cli_opts.h"
+#include "tools/analysis_cli.h"
 #include "tools/cli_util.h"
 
 static void flags_str(uint8_t f, char *out, size_t size) {
@@ -20,25 +20,23 @@ static const char about[] =
 
 int cmd_nodes(int argc, char **argv) {
   const char *cls = NULL;
-  int json = 0, mangled = 0, nargs;
-  long limit = -1;
   const struct cli_opt opts[] = {
       CLI_OPT_STR("--class", "NAME", &cls,
                   "only nodes of class NAME (demangled or mangled); \"-\": unclassified"),
-      CLI_JSON(&json), CLI_MANGLED(&mangled), CLI_LIMIT(&limit, "at most N nodes"), CLI_END};
-  const struct cli_cmd cmd = {"nodes", "FILE", 1, 1, opts, about, 0};
-  int st = cli_parse(&cmd, argc, argv, &nargs);
+      CLI_END};
+  struct acli a;
+  int st = acli_parse(&a, "nodes", "FILE", "at most N nodes", about, opts, argc, argv);
   if (st >= 0) return st;
   const char *path = argv[1];
   struct hg_graph *g = cli_load(path, 0);
   if (!g) return 1;
-  char **names = cli_class_names(g, mangled);
+  char **names = cli_class_names(g, a.mangled);
   if (!names || hg_graph_build_reverse(g)) {
     fprintf(stderr, "heapgraph nodes: out of memory\n");
     return 1;
   }
   long shown = 0;
-  for (uint32_t n = 0; n < g->node_count && (limit < 0 || shown < limit); n++) {
+  for (uint32_t n = 0; n < g->node_count && (a.limit < 0 || shown < a.limit); n++) {
     uint32_t c = g->node_class[n];
     if (cls) {
       if (!strcmp(cls, "-")) {
@@ -52,7 +50,7 @@ int cmd_nodes(int argc, char **argv) {
     flags_str(g->node_flags[n], fl, sizeof fl);
     uint32_t out = g->edge_start[n + 1] - g->edge_start[n], in = g->in_start[n + 1] - g->in_start[n];
     const char *heap = g->node_heap[n] ? g->heaps[g->node_heap[n] - 1] : NULL;
-    if (json) {
+    if (a.json) {
       printf("{\"index\":%u,\"addr\":", n);
       cli_json_addr(stdout, g->node_addr[n]);
       printf(",\"size\":%llu,\"class\":", (unsigned long long)g->node_size[n]);
@@ -64,7 +62,7 @@ int cmd_nodes(int argc, char **argv) {
       printf(",\"out\":%u,\"in\":%u}\n", out, in);
     } else {
       printf("%8u 0x%012llx %10llu %-8s out %-4u in %-4u %s\n", n, (unsigned long long)g->node_addr[n],
-             (unsigned long long)g->node_size[n], fl, out, in, c ? names[c] : "-");
+             (unsigned long long)g->node_size[n], fl, out, in, c ? cli_text(names[c]) : "-");
     }
   }
   cli_class_names_free(g, names);

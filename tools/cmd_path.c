@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
-#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -25,31 +24,27 @@ static void root_text(const struct hg_graph *g, const struct hg_root *r) {
     printf(" at 0x%" PRIx64, r->addr);
   if (r->owner != HG_NO_OWNER) {
     if ((r->kind == HG_ROOT_GLOBAL) && r->owner < g->image_count && g->images[r->owner].path)
-      printf(" in %s", g->images[r->owner].path);
+      printf(" in %s", cli_text(g->images[r->owner].path));
     else if (r->kind != HG_ROOT_GLOBAL && r->owner < g->thread_count)
       printf(" thread %" PRIu64, g->threads[r->owner].tid);
   }
 }
 
 int cmd_path(int argc, char **argv) {
-  int json = 0, mangled = 0, nargs;
-  long limit = -1;
-  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "paths shown (default 1)"), CLI_JSON(&json),
-                                 CLI_MANGLED(&mangled), CLI_END};
-  const struct cli_cmd cmd = {"path", "FILE ADDR", 2, 2, opts, about, 0};
-  int st = cli_parse(&cmd, argc, argv, &nargs);
+  struct acli a;
+  int st = acli_parse(&a, "path", "FILE ADDR", "paths shown (default 1)", about, NULL, argc, argv);
   if (st >= 0) return st;
-  uint32_t k = limit < 1 ? 1 : (uint32_t)limit, node = 0;
+  uint32_t k = a.limit < 1 ? 1 : (uint32_t)a.limit, node = 0;
   struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 1;
   struct hg_paths *p = NULL;
   char **names = NULL;
   st = 1;
-  if (acli_node(g, cmd.name, argv[2], &node)) goto out;
-  names = cli_class_names(g, mangled);
+  if (acli_node(g, "path", argv[2], &node)) goto out;
+  names = cli_class_names(g, a.mangled);
   int rc = names ? hg_paths_to_roots(g, node, k, &p) : HG_ENOMEM;
   if (rc == HG_ENOTFOUND) {
-    if (json) printf("{\"reachable\":false,\"paths\":[]}\n");
+    if (a.json) printf("{\"reachable\":false,\"paths\":[]}\n");
     else printf("0x%" PRIx64 ": no root reaches it (a leak; see heapgraph leaks)\n", g->node_addr[node]);
     goto out;
   }
@@ -57,11 +52,11 @@ int cmd_path(int argc, char **argv) {
     fprintf(stderr, "heapgraph path: %s\n", hg_error_string(rc));
     goto out;
   }
-  if (json) printf("{\"reachable\":true,\"paths\":[");
+  if (a.json) printf("{\"reachable\":true,\"paths\":[");
   for (uint32_t i = 0; i < p->count; i++) {
     const struct hg_path *pa = &p->paths[i];
     const struct hg_root *r = pa->root < g->root_count ? &g->roots[pa->root] : NULL;
-    if (json) {
+    if (a.json) {
       printf("%s{\"length\":%" PRIu32 ",\"root\":", i ? ",\n" : "\n", pa->length);
       if (r) {
         printf("{\"kind\":\"%s\",\"owner\":", hg_root_kind_name(r->kind));
@@ -97,7 +92,7 @@ int cmd_path(int argc, char **argv) {
         if (j) {
           uint32_t e = pa->edges[j - 1];
           const char *f = hg_graph_edge_field(g, e);
-          printf("%*s-> %s%s+0x%" PRIx32 " [%s] ", (int)(j > 20 ? 20 : j), "", f ? f : "",
+          printf("%*s-> %s%s+0x%" PRIx32 " [%s] ", (int)(j > 20 ? 20 : j), "", f ? cli_text(f) : "",
                  f ? " " : "", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
         }
         acli_node_text(stdout, g, names, pa->nodes[j]);
@@ -105,7 +100,7 @@ int cmd_path(int argc, char **argv) {
       }
     }
   }
-  if (json) printf("]}\n");
+  if (a.json) printf("]}\n");
   st = 0;
 out:
   hg_paths_free(p);

@@ -50,7 +50,7 @@ static void list_all(const struct hg_graph *g, int json) {
     } else {
       printf("%016llx-%016llx %s %10llu %10llu %s\n", (unsigned long long)r->start,
              (unsigned long long)(r->start + r->size), prot, (unsigned long long)r->resident,
-             (unsigned long long)r->dirty, r->name ? r->name : "");
+             (unsigned long long)r->dirty, r->name ? cli_text(r->name) : "");
     }
   }
 }
@@ -112,7 +112,7 @@ int cmd_regions(int argc, char **argv) {
     } else {
       printf("%6llu %14llu %14llu %14llu %14llu  %s\n", (unsigned long long)x->count,
              (unsigned long long)x->virt, (unsigned long long)x->resident, (unsigned long long)x->dirty,
-             (unsigned long long)x->swapped, x->name);
+             (unsigned long long)x->swapped, cli_text(x->name));
     }
   }
   free(v);

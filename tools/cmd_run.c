@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/signal_names.h"
 #include "tools/cli_opts.h"
 #include "tools/commands.h"
 
@@ -18,7 +19,8 @@ static const char about[] =
     "  with --at-exit one is written when it exits (the default when neither is given).\n"
     "  FILE may contain %p (pid) and %n (capture number); default heapgraph-%p-%n.hgsnap.\n"
     "  The library is looked up next to this executable, then in ../lib; set\n"
-    "  HEAPGRAPH_LIB to override.\n";
+    "  HEAPGRAPH_LIB to override. --stacks records each live block's allocation\n"
+    "  stack (see `heapgraph stacks`); --sample-bytes and --large-alloc imply it.\n";
 
 static int find_lib(char *out, size_t cap) {
   const char *env = getenv("HEAPGRAPH_LIB");
@@ -46,17 +48,29 @@ static int find_lib(char *out, size_t cap) {
 }
 
 int cmd_run(int argc, char **argv) {
-  const char *out = NULL, *sig = NULL, *mode = NULL;
-  int at_exit = 0, nargs;
+  const char *out = NULL, *sig = NULL, *mode = NULL, *omit = NULL;
+  const char *sample = NULL, *large = NULL, *frames = NULL, *budget = NULL;
+  int at_exit = 0, stacks = 0, nargs;
   const struct cli_opt opts[] = {
       CLI_OPT_STR("-o", "FILE", &out, "snapshot path (HEAPGRAPH_OUTPUT)"),
       CLI_OPT_STR("--signal", "SIG", &sig, "capture each time SIG arrives (HEAPGRAPH_SIGNAL)"),
       CLI_OPT_FLAG("--at-exit", &at_exit, "capture when the program exits"),
       CLI_OPT_CHOICE("--mode", "fork|suspend", &mode, "freeze mode (default fork)"),
+      CLI_OPT_CHOICE("--omit", "paths|names|all", &omit, "leave file paths and/or thread and process names out"),
+      CLI_OPT_FLAG("--stacks", &stacks, "record allocation stacks (HEAPGRAPH_STACKS)"),
+      CLI_OPT_STR("--sample-bytes", "N", &sample, "with --stacks: sample one block per N bytes (Poisson)"),
+      CLI_OPT_STR("--large-alloc", "BYTES", &large, "report allocations >= BYTES on stderr, with stacks"),
+      CLI_OPT_STR("--stack-frames", "N", &frames, "frames per stack (default 32, at most 64)"),
+      CLI_OPT_STR("--stacks-budget", "BYTES", &budget, "tracking memory budget (default 256M)"),
       CLI_END};
   const struct cli_cmd cmd = {"run", "[--] PROGRAM [ARGS...]", 1, -1, opts, about, CLI_STOP_AT_ARG};
   int st = cli_parse(&cmd, argc, argv, &nargs);
   if (st >= 0) return st;
+  if (sig && hg_trigger_signal(sig) < 0) {
+    fprintf(stderr, "heapgraph run: signal '%s' cannot trigger a capture (USR1, USR2, RTMIN+n, RTMAX-n "
+                    "except RTMIN+4; never one that would change how the program dies)\n", sig);
+    return 2;
+  }
   char lib[PATH_MAX];
   if (find_lib(lib, sizeof lib) != 0) {
     fprintf(stderr, "heapgraph run: libheapgraph.so not found (set HEAPGRAPH_LIB)\n");
@@ -70,6 +84,13 @@ int cmd_run(int argc, char **argv) {
   if (sig) setenv("HEAPGRAPH_SIGNAL", sig, 1);
   if (at_exit || !sig) setenv("HEAPGRAPH_AT_EXIT", "1", 1);
   if (mode) setenv("HEAPGRAPH_MODE", mode, 1);
+  if (omit) setenv("HEAPGRAPH_OMIT", omit, 1);
+  /* allocation stacks: the interposer in libheapgraph.so reads these (K/M/G suffixes ok) */
+  if (stacks || sample || large) setenv("HEAPGRAPH_STACKS", "1", 1);
+  if (sample) setenv("HEAPGRAPH_SAMPLE_BYTES", sample, 1);
+  if (large) setenv("HEAPGRAPH_LARGE_ALLOC", large, 1);
+  if (frames) setenv("HEAPGRAPH_STACK_FRAMES", frames, 1);
+  if (budget) setenv("HEAPGRAPH_STACKS_BUDGET", budget, 1);
   if (sig) fprintf(stderr, "heapgraph: pid %d, send SIG%s to capture\n", (int)getpid(), sig);
   execvp(argv[1], argv + 1);
   perror("heapgraph run: exec");

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
-#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
+#include "tools/symbolize.h"
 
 static const char about[] =
     "  One node (ADDR: an address inside it, #INDEX or a DevTools @ID): size,\n"
@@ -35,27 +35,23 @@ static void edge_row(const struct hg_graph *g, char **names, uint32_t e, uint32_
            hg_edge_kind_name(g->edge_kind[e]));
   } else {
     printf("  %s+0x%-6" PRIx32 " %-12s %-16s ", out ? "" : "from ", g->edge_offset[e],
-           hg_edge_kind_name(g->edge_kind[e]), f ? f : "");
+           hg_edge_kind_name(g->edge_kind[e]), f ? cli_text(f) : "");
     acli_node_text(stdout, g, names, other);
     printf("\n");
   }
 }
 
 int cmd_show(int argc, char **argv) {
-  int json = 0, mangled = 0, nargs;
-  long limit = -1;
-  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "references shown each way (default 50)"), CLI_JSON(&json),
-                                 CLI_MANGLED(&mangled), CLI_END};
-  const struct cli_cmd cmd = {"show", "FILE ADDR", 2, 2, opts, about, 0};
-  int st = cli_parse(&cmd, argc, argv, &nargs);
+  struct acli a;
+  int st = acli_parse(&a, "show", "FILE ADDR", "references shown each way (default 50)", about, NULL, argc, argv);
   if (st >= 0) return st;
-  uint32_t k = limit < 0 ? 50 : (uint32_t)limit, v = 0;
+  uint32_t k = a.limit < 0 ? 50 : (uint32_t)a.limit, v = 0;
   struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 1;
   char **names = NULL;
   st = 1;
-  if (acli_node(g, cmd.name, argv[2], &v)) goto out;
-  names = cli_class_names(g, mangled);
+  if (acli_node(g, "show", argv[2], &v)) goto out;
+  names = cli_class_names(g, a.mangled);
   int rc = names ? hg_graph_build_reverse(g) : HG_ENOMEM;
   if (rc) {
     fprintf(stderr, "heapgraph show: %s\n", hg_error_string(rc));
@@ -66,7 +62,7 @@ int cmd_show(int argc, char **argv) {
   const char *kind = c && c <= g->class_count ? hg_class_kind_name(g->classes[c - 1].kind) : NULL;
   const char *heapname = heap && heap <= g->heap_count ? g->heaps[heap - 1] : NULL;
   uint32_t nout = g->edge_start[v + 1] - g->edge_start[v], nin = g->in_start[v + 1] - g->in_start[v];
-  if (json) {
+  if (a.json) {
     printf("{\"node\":");
     acli_node_json(stdout, g, names, v);
     printf(",\"class_kind\":");
@@ -75,22 +71,24 @@ int cmd_show(int argc, char **argv) {
     cli_json_str(stdout, heapname);
     printf(",\"region\":");
     cli_json_str(stdout, r ? (r->name ? r->name : "") : NULL);
+    sym_print_node_stack(g, v, 1);
     printf("},\"roots\":[");
   } else {
     acli_node_text(stdout, g, names, v);
     printf("\n  index %" PRIu32 ", flags%s%s%s", v, g->node_flags[v] & HG_NODE_MALLOC ? " malloc" : "",
            g->node_flags[v] & HG_NODE_REGION ? " region" : "",
            g->node_flags[v] & HG_NODE_MMAPPED ? " mmapped" : "");
-    if (kind) printf(", class kind %s", kind);
-    if (heapname) printf(", heap %s", heapname);
+    if (kind) printf(", class kind %s", cli_text(kind));
+    if (heapname) printf(", heap %s", cli_text(heapname));
     if (r)
       printf("\n  in region 0x%" PRIx64 "-0x%" PRIx64 " %s", r->start, r->start + r->size,
-             r->name ? r->name : "");
+             r->name ? cli_text(r->name) : "");
     printf("\n");
+    sym_print_node_stack(g, v, 0);
   }
   for (uint32_t i = 0, n = 0; i < g->root_count; i++) {
     if (g->roots[i].target != v) continue;
-    if (json) {
+    if (a.json) {
       printf("%s{\"kind\":\"%s\",\"addr\":", n++ ? "," : "", hg_root_kind_name(g->roots[i].kind));
       cli_json_addr(stdout, g->roots[i].addr);
       printf("}");
@@ -98,17 +96,17 @@ int cmd_show(int argc, char **argv) {
       printf("  root: %s at 0x%" PRIx64 "\n", hg_root_kind_name(g->roots[i].kind), g->roots[i].addr);
     }
   }
-  if (json) printf("],\"out_count\":%" PRIu32 ",\"out\":[", nout);
+  if (a.json) printf("],\"out_count\":%" PRIu32 ",\"out\":[", nout);
   else printf("outgoing (%" PRIu32 "):\n", nout);
   for (uint32_t e = g->edge_start[v], i = 0; e < g->edge_start[v + 1] && i < k; e++, i++)
-    edge_row(g, names, e, g->edge_target[e], json, i == 0, 1);
-  if (!json && nout > k) printf("  … %" PRIu32 " more (-n)\n", nout - k);
-  if (json) printf("],\"in_count\":%" PRIu32 ",\"in\":[", nin);
+    edge_row(g, names, e, g->edge_target[e], a.json, i == 0, 1);
+  if (!a.json && nout > k) printf("  … %" PRIu32 " more (-n)\n", nout - k);
+  if (a.json) printf("],\"in_count\":%" PRIu32 ",\"in\":[", nin);
   else printf("incoming (%" PRIu32 "):\n", nin);
   for (uint32_t j = g->in_start[v], i = 0; j < g->in_start[v + 1] && i < k; j++, i++)
-    edge_row(g, names, g->in_edge[j], g->in_source[j], json, i == 0, 0);
-  if (!json && nin > k) printf("  … %" PRIu32 " more (-n)\n", nin - k);
-  if (json) printf("]}\n");
+    edge_row(g, names, g->in_edge[j], g->in_source[j], a.json, i == 0, 0);
+  if (!a.json && nin > k) printf("  … %" PRIu32 " more (-n)\n", nin - k);
+  if (a.json) printf("]}\n");
   st = 0;
 out:
   cli_class_names_free(g, names);

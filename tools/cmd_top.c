@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
-#include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -29,14 +28,10 @@ static int by_retained(const void *a, const void *b) {
 }
 
 int cmd_top(int argc, char **argv) {
-  int json = 0, mangled = 0, nargs;
-  long limit = -1;
-  const struct cli_opt opts[] = {CLI_LIMIT(&limit, "nodes and classes shown (default 20)"), CLI_JSON(&json),
-                                 CLI_MANGLED(&mangled), CLI_END};
-  const struct cli_cmd cmd = {"top", "FILE", 1, 1, opts, about, 0};
-  int st = cli_parse(&cmd, argc, argv, &nargs);
+  struct acli a;
+  int st = acli_parse(&a, "top", "FILE", "nodes and classes shown (default 20)", about, NULL, argc, argv);
   if (st >= 0) return st;
-  uint32_t k = limit < 0 ? 20 : (uint32_t)limit;
+  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit;
   struct hg_graph *g = cli_load(argv[1], 0);
   if (!g) return 1;
   struct hg_dominators *d = NULL;
@@ -45,7 +40,7 @@ int cmd_top(int argc, char **argv) {
   uint32_t *top = malloc(((size_t)k + 1) * sizeof *top);
   struct crow *rows = calloc(nc, sizeof *rows);
   uint64_t *cnt = calloc(nc, 8), *bytes = calloc(nc, 8), *ret = calloc(nc, 8);
-  char **names = cli_class_names(g, mangled);
+  char **names = cli_class_names(g, a.mangled);
   if (!rc && (!top || !rows || !cnt || !bytes || !ret || !names)) rc = HG_ENOMEM;
   if (!rc) rc = hg_class_retained(g, d, cnt, bytes, ret);
   if (rc) {
@@ -60,7 +55,7 @@ int cmd_top(int argc, char **argv) {
   if (nrows > k) nrows = k;
   uint64_t total = 0;
   for (uint32_t v = 0; v < g->node_count; v++) total += g->node_size[v];
-  if (json) {
+  if (a.json) {
     printf("{\"nodes_total\":%" PRIu32 ",\"bytes_total\":%" PRIu64 ",\"reachable_count\":%" PRIu32
            ",\"reachable_bytes\":%" PRIu64 ",\"nodes\":[",
            g->node_count, total, d->reachable_count, d->reachable_bytes);
@@ -86,12 +81,12 @@ int cmd_top(int argc, char **argv) {
     for (uint32_t i = 0; i < nt; i++) {
       uint32_t v = top[i];
       printf("%14" PRIu64 " %12" PRIu64 "  0x%-16" PRIx64 " %s\n", d->retained[v], g->node_size[v],
-             g->node_addr[v], acli_label(g, names, v));
+             g->node_addr[v], cli_text(acli_label(g, names, v)));
     }
     printf("\n%14s %10s %14s  %s\n", "retained", "count", "bytes", "class");
     for (uint32_t i = 0; i < nrows; i++)
       printf("%14" PRIu64 " %10" PRIu64 " %14" PRIu64 "  %s\n", rows[i].retained, rows[i].count,
-             rows[i].bytes, rows[i].id ? names[rows[i].id] : "(unclassified)");
+             rows[i].bytes, rows[i].id ? cli_text(names[rows[i].id]) : "(unclassified)");
   }
   st = 0;
 out:

@@ -10,6 +10,7 @@
 
 /* X(name, one-line summary) */
 #define HG_COMMANDS(X)                                                        \
+  X(view,       "explore a snapshot in the browser (local server, token URL)") \
   X(top,        "nodes and classes by retained size (dominator tree)")      \
   X(dominators, "a node's dominator chain and what it dominates")          \
   X(leaks,      "unreachable blocks folded into root leaks (exit 1 if any)") \
@@ -26,7 +27,8 @@
   X(classes,  "histogram by class: count and bytes, biggest first")           \
   X(regions,  "VM regions summary by tag/name")                               \
   X(nodes,    "list nodes (one JSON object per line with --json)")            \
-  X(edges,    "list edges (one JSON object per line with --json)")
+  X(edges,    "list edges (one JSON object per line with --json)")          \
+  X(stacks,   "allocation stacks: live count, bytes, retained bytes per stack")
 
 #define HG_DECLARE_COMMAND(name, summary) int cmd_##name(int argc, char **argv);
 HG_COMMANDS(HG_DECLARE_COMMAND)

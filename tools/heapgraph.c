@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "heapgraph.h"
+#include "tools/cli_util.h"
 #include "tools/commands.h"
 
 struct command {
@@ -26,6 +27,7 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+  cli_guard_output(); /* no control character of a snapshot reaches the terminal */
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -1,12 +1,12 @@
 /*
  * darwin.h — names shared between the files of the Darwin capture backend
  * (capture/darwin/ files: Mach, dyld and libmalloc calls only; the logic
- * lives in the portable files declared in capture/darwin_portable.h).
+ * lives in the portable files declared in capture/darwin_portable/darwin_portable.h).
  */
 #ifndef HG_CAPTURE_DARWIN_H
 #define HG_CAPTURE_DARWIN_H
 
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 #include "capture/internal.h"
 
 /* One image segment, for linking regions to images (sorted by lo). */

@@ -35,6 +35,11 @@ void _hg_plat_describe(struct hg_meta *m) {
 
 int _hg_plat_default_mode(void) { return HG_MODE_SUSPEND; }
 
+int _hg_plat_can_fork(void) { return 0; }
+
+/* Not detected on Darwin yet (no signal-frame check): 0. */
+int _hg_plat_in_signal_handler(void) { return 0; }
+
 int _hg_plat_fork_run(struct hg_cap *c, int (*body)(struct hg_cap *)) {
   (void)body;
   _hg_plat_thaw(c);

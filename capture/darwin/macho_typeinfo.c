@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "capture/darwin/darwin.h"
+#include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
 #include "machoparse/macho.h"
 

@@ -17,6 +17,7 @@
 #include <os/proc.h>
 #endif
 
+#include "capture/platform.h"
 #include "capture/watch.h"
 
 struct darwin_probe {

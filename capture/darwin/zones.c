@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "capture/darwin/darwin.h"
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 #include "capture/platform.h"
 
 #define MAX_ZONES 64u

@@ -4,9 +4,14 @@
  * Environment:
  *   HEAPGRAPH_OUTPUT   file name; "%p" becomes the pid, "%n" the capture
  *                      number (default "heapgraph-%p-%n.hgsnap")
- *   HEAPGRAPH_SIGNAL   USR1, USR2, … or a number: capture on that signal
- *   HEAPGRAPH_AT_EXIT  1: capture when the program exits (atexit)
+ *   HEAPGRAPH_SIGNAL   USR1, USR2, RTMIN+n, RTMAX-n or a number: capture
+ *                      on that signal (only those; never RTMIN+4, which
+ *                      parks threads, nor one the program already handles)
+ *   HEAPGRAPH_AT_EXIT  1/yes/true/on: capture when the program exits
  *   HEAPGRAPH_MODE     fork (default) or suspend
+ *   HEAPGRAPH_OMIT     paths, names, all (or "paths,names"): leave file paths
+ *                      and/or thread and process names out (hg_options.omit)
+ * A bad value is reported and turns the agent off.
  * The agent is active only when HEAPGRAPH_SIGNAL or HEAPGRAPH_AT_EXIT is
  * set. The signal handler only posts a semaphore; a dedicated capture
  * thread does the work. Messages go to stderr, prefixed "heapgraph:".
@@ -24,23 +29,37 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "capture/signal_names.h"
 #include "heapgraph.h"
 
 static sem_t wake;
 static char pattern[4096];
 static unsigned seq;
-static uint32_t mode;
+static uint32_t mode, omit;
 
-static int parse_signal(const char *s) {
-  static const struct { const char *name; int sig; } names[] = {
-      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT},
-      {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"URG", SIGURG}};
-  if (!strncasecmp(s, "SIG", 3)) s += 3;
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (!strcasecmp(s, names[i].name)) return names[i].sig;
-  char *end;
-  long v = strtol(s, &end, 10);
-  return (*s && !*end && v > 0 && v < 65) ? (int)v : -1;
+/* "paths", "names", "all" or a comma list of them: HG_OMIT_* flags; -1 for
+ * anything else. */
+static int parse_omit(const char *s) {
+  int flags = 0;
+  while (*s) {
+    size_t n = strcspn(s, ",");
+    if (n == 5 && !strncmp(s, "paths", 5)) flags |= HG_OMIT_PATHS;
+    else if (n == 5 && !strncmp(s, "names", 5)) flags |= HG_OMIT_NAMES;
+    else if (n == 3 && !strncmp(s, "all", 3)) flags |= HG_OMIT_PATHS | HG_OMIT_NAMES;
+    else return -1;
+    s += n + (s[n] == ',');
+  }
+  return flags;
+}
+
+/* 1 for 1/yes/true/on, 0 for 0/no/false/off or empty, -1 otherwise. */
+static int parse_bool(const char *s) {
+  static const char *const yes[] = {"1", "yes", "true", "on"}, *const no[] = {"0", "no", "false", "off", ""};
+  for (size_t i = 0; i < 4; i++)
+    if (!strcasecmp(s, yes[i])) return 1;
+  for (size_t i = 0; i < 5; i++)
+    if (!strcasecmp(s, no[i])) return 0;
+  return -1;
 }
 
 static void expand(char *out, size_t cap, unsigned n) {
@@ -66,6 +85,7 @@ static void capture(const char *trigger) {
   struct hg_capture_stats st;
   hg_options_init(&o);
   o.mode = mode;
+  o.omit = omit;
   o.trigger = trigger;
   o.stats = &st;
   int rc = hg_capture(path, &o);
@@ -99,28 +119,55 @@ static void *capture_thread(void *arg) {
 
 static void at_exit(void) { capture("exit"); }
 
+/* A bad environment value disables the agent with a message: capturing in
+ * a way the user did not ask for is worse than not capturing. */
 __attribute__((constructor)) static void agent_init(void) {
   const char *sig = getenv("HEAPGRAPH_SIGNAL");
   const char *ax = getenv("HEAPGRAPH_AT_EXIT");
   const char *out = getenv("HEAPGRAPH_OUTPUT");
   const char *m = getenv("HEAPGRAPH_MODE");
-  int want_exit = ax && *ax && strcmp(ax, "0") != 0;
-  if ((!sig || !*sig) && !want_exit) return;
+  int want_exit = ax ? parse_bool(ax) : 0;
+  if ((!sig || !*sig) && want_exit == 0) return;
+  if (want_exit < 0) {
+    fprintf(stderr, "heapgraph: HEAPGRAPH_AT_EXIT='%s' is not 1/yes/true/on or 0/no/false/off; agent off\n", ax);
+    return;
+  }
+  if (m && *m && strcmp(m, "fork") && strcmp(m, "suspend") && strcmp(m, "default")) {
+    fprintf(stderr, "heapgraph: HEAPGRAPH_MODE='%s' is not fork or suspend; agent off\n", m);
+    return;
+  }
+  mode = (m && !strcmp(m, "suspend")) ? HG_MODE_SUSPEND : (m && !strcmp(m, "fork")) ? HG_MODE_FORK : HG_MODE_DEFAULT;
+  const char *om = getenv("HEAPGRAPH_OMIT");
+  int of = om ? parse_omit(om) : 0;
+  if (of < 0) {
+    fprintf(stderr, "heapgraph: HEAPGRAPH_OMIT='%s' is not paths, names, all or a comma list; agent off\n", om);
+    return;
+  }
+  omit = (uint32_t)of;
+  if (out && strlen(out) >= sizeof pattern) {
+    fprintf(stderr, "heapgraph: HEAPGRAPH_OUTPUT is longer than %zu bytes; agent off\n", sizeof pattern - 1);
+    return;
+  }
   snprintf(pattern, sizeof pattern, "%s", out && *out ? out : "heapgraph-%p-%n.hgsnap");
-  mode = (m && !strcmp(m, "suspend")) ? HG_MODE_SUSPEND : HG_MODE_DEFAULT;
   if (sig && *sig) {
-    int s = parse_signal(sig);
+    int s = hg_trigger_signal(sig);
+    if (s < 0) {
+      fprintf(stderr, "heapgraph: HEAPGRAPH_SIGNAL='%s' cannot be used: allowed are USR1, USR2 and "
+                      "RTMIN…RTMAX except RTMIN+4 (never a fault, termination or job-control signal); agent off\n", sig);
+      return;
+    }
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
     pthread_t t;
-    if (s < 0 || sem_init(&wake, 0, 0) != 0 || pthread_create(&t, NULL, capture_thread, NULL) != 0) {
-      fprintf(stderr, "heapgraph: cannot set up capture on signal '%s'\n", sig);
-    } else {
-      pthread_detach(t);
-      struct sigaction sa;
-      memset(&sa, 0, sizeof sa);
-      sa.sa_handler = on_signal;
-      sa.sa_flags = SA_RESTART;
-      sigaction(s, &sa, NULL);
+    if (sigaction(s, NULL, &old) != 0 || old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) {
+      fprintf(stderr, "heapgraph: signal %d already has a handler; capture on signal off\n", s);
+    } else if (sem_init(&wake, 0, 0) != 0 || pthread_create(&t, NULL, capture_thread, NULL) != 0) {
+      fprintf(stderr, "heapgraph: cannot start the capture thread; capture on signal off\n");
+    } else if (pthread_detach(t), sigaction(s, &sa, NULL) != 0) {
+      fprintf(stderr, "heapgraph: cannot install the handler for signal %d: %s\n", s, strerror(errno));
     }
   }
-  if (want_exit) atexit(at_exit);
+  if (want_exit == 1 && atexit(at_exit) != 0) fprintf(stderr, "heapgraph: atexit failed\n");
 }

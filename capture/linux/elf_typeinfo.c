@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
 #include "heapgraph.h"
 

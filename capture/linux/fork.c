@@ -62,6 +62,8 @@ static void reap_pending(int block) {
   if (w != 0) pending_child = 0; /* reaped, or gone (ECHILD) */
 }
 
+int _hg_plat_can_fork(void) { return 1; }
+
 int _hg_plat_fork_run(struct hg_cap *c, int (*body)(struct hg_cap *)) {
   reap_pending(1); /* the previous capture's child exited long ago */
   struct hg_fork_shared *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -101,13 +103,13 @@ int _hg_plat_fork_run(struct hg_cap *c, int (*body)(struct hg_cap *)) {
     }
     if (c->opt->child_timeout_ms && _hg_now_ns() > deadline) {
       kill((pid_t)pid, SIGKILL);
-      rc = HG_ETIMEOUT;
+      rc = HG_ECHILDTIME;
       break;
     }
     struct timespec ts = {0, 2000000};
     syscall(SYS_futex, &sh->done, FUTEX_WAIT, 0, &ts, NULL, 0);
   }
-  if (pid > 0 && rc != HG_ETIMEOUT && __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE)) {
+  if (pid > 0 && rc != HG_ECHILDTIME && __atomic_load_n(&sh->done, __ATOMIC_ACQUIRE)) {
     pending_child = pid; /* done: reap now if it is gone, else next time */
     reap_pending(0);
   } else if (pid > 0) {

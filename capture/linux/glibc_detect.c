@@ -25,6 +25,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "capture/alloc_record.h"
 #include "capture/linux/linux.h"
 #include "capture/platform.h"
 
@@ -297,7 +298,7 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
     unsupported(c, "unsupported allocator", "glibc malloc not found (static binary?)");
     return 0;
   }
-  if (used != libc_malloc) {
+  if (used != libc_malloc && used != _hg_hook_malloc) { /* our interposer forwards to glibc */
     Dl_info di;
     const char *who = dladdr(used, &di) && di.dli_fname ? di.dli_fname : "another library";
     unsupported(c, "unsupported allocator: malloc is not glibc's, it comes from", who);
@@ -340,7 +341,7 @@ int _hg_plat_heap_busy(struct hg_cap *c) {
     uint64_t next;
     if (safe_read(a, &mutex, sizeof mutex) || safe_read(a + G->off_next, &next, sizeof next))
       return 0; /* the walk will report the damage */
-    if (mutex) return 1;
+    if (mutex && !_hg_linux_arena_held(a)) return 1; /* ours: arena_lock.c */
     if (next == G->main_arena || !next) return 0;
     a = next;
   }

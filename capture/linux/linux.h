@@ -32,6 +32,13 @@ struct hg_glibc {
 enum { HG_MMAP_ANY = 0, HG_MMAP_WHOLE = 1, HG_MMAP_LESS_HDR = 2 };
 extern struct hg_glibc _hg_glibc;
 
+/* arena_lock.c: takes every arena lock (glibc's order, bounded wait until
+ * deadline; 0, or -1 with none held); gives them back; whether an arena's
+ * lock is one we hold. */
+int _hg_linux_arenas_lock(uint64_t deadline);
+void _hg_linux_arenas_unlock(void);
+int _hg_linux_arena_held(uint64_t arena);
+
 /* Raw directory read without malloc: calls fn for each numeric entry. */
 int _hg_linux_list_tids(void (*fn)(void *arg, uint64_t tid), void *arg);
 

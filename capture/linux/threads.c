@@ -9,7 +9,12 @@
  * A thread that does not park within the time limit aborts the freeze and
  * every thread is released. The handler stays installed after the first
  * capture (a late, pending signal must never hit the default action, which
- * would kill the process); outside a capture it returns at once.
+ * would kill the process); outside a capture it returns at once, and a
+ * signal no capture sent (a kill from outside, the program's own raise) is
+ * passed on to the disposition it replaced (ignored, or the default action
+ * restored and the signal re-sent: the program dies as it would have).
+ * Only SIGUSR1/2 and SIGRTMIN…SIGRTMAX are taken, and never from a
+ * handler the program installed (capture/signal_names.h, setup).
  *
  * Never calls malloc: the handler is async-signal-safe; the capturing side
  * uses raw syscalls (getdents64, tgkill, futex) and capture scratch.
@@ -30,6 +35,8 @@
 
 #include "capture/linux/linux.h"
 #include "capture/platform.h"
+#include "capture/root_clip.h"
+#include "capture/signal_names.h"
 
 #define MAX_SLOTS 8192u
 #define TCB_BYTES 2304u   /* covers struct pthread (TCB) on x86_64 glibc    */
@@ -46,7 +53,6 @@ struct slot {
 static struct slot *slots;
 static _Atomic uint32_t nslots, active_gen, release_gen, in_handler, parked_count;
 static uint32_t gen_counter;
-static int installed_sig[65];
 static size_t tls_static_size;
 static int tls_probed;
 
@@ -76,10 +82,39 @@ static void save_regs(struct slot *s, const ucontext_t *uc) {
   s->sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
 }
 
+static int prev_ignored[65]; /* the disposition we replaced was SIG_IGN */
+/* park signals sent and not yet handled (a real-time one queues; a standard
+ * one coalesces, so this may stay above 0: then a program's own raise() of
+ * it is swallowed, never the other way round) */
+static _Atomic uint32_t signals_due;
+
+/* A park signal that did not come from a capture (another process's kill,
+ * a program's raise): handled as before we took the signal over — ignored,
+ * or the default action (the program dies as it would have). */
+static void pass_on(int sig) {
+  if (prev_ignored[sig]) return;
+  struct sigaction d;
+  memset(&d, 0, sizeof d);
+  d.sa_handler = SIG_DFL;
+  sigaction(sig, &d, NULL);
+  syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig); /* delivered on return */
+}
+
 static void handler(int sig, siginfo_t *si, void *uctx) {
-  (void)sig;
-  (void)si;
   int saved_errno = errno;
+  /* ours: sent by this process with tgkill, and one of ours still due */
+  int ours = si && si->si_code == SI_TKILL && si->si_pid == getpid();
+  if (ours) {
+    uint32_t due = atomic_load(&signals_due);
+    while (due && !atomic_compare_exchange_weak(&signals_due, &due, due - 1)) {
+    }
+    ours = due != 0;
+  }
+  if (!ours) {
+    pass_on(sig);
+    errno = saved_errno;
+    return;
+  }
   atomic_fetch_add(&in_handler, 1);
   uint32_t gen = atomic_load(&active_gen);
   if (gen && slots) {
@@ -114,15 +149,20 @@ static int setup(int sig) {
     madvise(m, MAX_SLOTS * sizeof(struct slot), MADV_DONTDUMP);
     slots = m;
   }
-  if (sig <= 0 || sig > 64) return HG_EINVAL;
-  if (!installed_sig[sig]) {
-    struct sigaction sa;
+  if (!hg_signal_usable(sig)) return HG_EINVAL; /* capture/signal_names.h */
+  /* asked every capture: the program may have changed it since */
+  struct sigaction sa, old;
+  if (sigaction(sig, NULL, &old) != 0) return HG_EINVAL;
+  if (!((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == handler)) {
+    /* never take over a handler of the program's (or the agent's) */
+    if ((old.sa_flags & SA_SIGINFO) || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))
+      return HG_EINVAL;
+    prev_ignored[sig] = !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask);
     if (sigaction(sig, &sa, NULL) != 0) return HG_EINVAL;
-    installed_sig[sig] = 1;
   }
   if (!tls_probed) { /* dlsym takes the loader lock: before anyone parks */
     void (*get)(size_t *, size_t *) =
@@ -191,7 +231,11 @@ static void add_tid(void *arg, uint64_t tid) {
   s->nregs = 0;
   atomic_store(&s->tid, tid);
   atomic_store(&nslots, n + 1);
-  if (syscall(SYS_tgkill, getpid(), (pid_t)tid, p->sig) != 0) s->gone = 1;
+  atomic_fetch_add(&signals_due, 1);
+  if (syscall(SYS_tgkill, getpid(), (pid_t)tid, p->sig) != 0) {
+    s->gone = 1;
+    atomic_fetch_sub(&signals_due, 1);
+  }
   p->added++;
 }
 
@@ -203,6 +247,7 @@ static int all_parked(uint32_t gen, int sig, int resend) {
   for (uint32_t i = 0; i < n; i++) {
     struct slot *s = &slots[i];
     if (s->gone || atomic_load(&s->parked_gen) == gen) continue;
+    if (resend) atomic_fetch_add(&signals_due, 1);
     if (syscall(SYS_tgkill, getpid(), (pid_t)s->tid, resend ? sig : 0) != 0 && errno == ESRCH) {
       s->gone = 1; /* exited before it could park */
       continue;
@@ -216,6 +261,7 @@ static void release(uint32_t gen) {
   atomic_store(&release_gen, gen);
   futex(&release_gen, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
   atomic_store(&active_gen, 0);
+  _hg_linux_arenas_unlock(); /* the threads waiting for them may run on */
   /* No waiting for the handlers to return: on a busy machine the released
    * threads may need many time slices to get there, and nothing depends on
    * it (a handler still running sees release_gen == its gen, or a newer
@@ -251,9 +297,13 @@ static void self_thread(struct hg_cap *c, uint64_t self) {
 }
 
 int _hg_plat_freeze(struct hg_cap *c) {
-  int sig = c->opt->suspend_signal ? c->opt->suspend_signal : SIGRTMIN + 4;
+  int sig = c->opt->suspend_signal ? c->opt->suspend_signal : SIGRTMIN + HG_PARK_SIGNAL_OFFSET;
   int rc = setup(sig);
   if (rc) return rc;
+  uint64_t budget = (uint64_t)(c->opt->freeze_timeout_ms ? c->opt->freeze_timeout_ms : 2000) * 1000000u;
+  /* arena locks first (arena_lock.c), within the first half of the capture's
+   * freeze budget; without them the caller checks and re-freezes */
+  _hg_linux_arenas_lock(c->t_start + budget / 2);
   if (++gen_counter == 0) gen_counter = 1;
   uint32_t gen = cur_gen = gen_counter;
   atomic_store(&nslots, 0);
@@ -261,14 +311,17 @@ int _hg_plat_freeze(struct hg_cap *c) {
   atomic_store(&active_gen, gen);
   _hg_vec_truncate(&c->threads, 0);
   struct freeze_pass p = {(uint64_t)syscall(SYS_gettid), sig, 0, 0};
-  uint64_t deadline = _hg_now_ns() + (uint64_t)(c->opt->freeze_timeout_ms ? c->opt->freeze_timeout_ms : 2000) * 1000000u;
+  uint64_t deadline = _hg_now_ns() + budget;
   for (;;) {
     p.added = 0;
     if (_hg_linux_list_tids(add_tid, &p) != 0 || p.overflow) {
       release(gen);
       return p.overflow ? HG_ELIMIT : HG_EIO;
     }
-    for (uint32_t round = 1; !all_parked(gen, sig, round % 4 == 0); round++) {
+    /* A signal sent is never lost (a real-time one is even queued once per
+     * send, and each extra one would interrupt the thread's sleep again
+     * later): re-sent only after ~100 ms without parking. */
+    for (uint32_t round = 1; !all_parked(gen, sig, round % 1000 == 0); round++) {
       if (_hg_now_ns() > deadline) {
         release(gen);
         return HG_ETIMEOUT;
@@ -332,37 +385,47 @@ static void read_name(struct hg_cthread *t, uint64_t pid) {
   if (nl) *nl = 0;
 }
 
+/* Stack and TLS ranges, kept off the dead stack below SP less the red zone
+ * (capture/root_clip.c); the TLS range becomes a root range (c->ranges),
+ * so that the scan of other anonymous memory skips it too (the main
+ * thread's TLS lies in such memory). */
 int _hg_plat_threads_finish(struct hg_cap *c) {
   size_t n = _hg_vec_len(&c->threads);
   for (size_t i = 0; i < n; i++) {
     struct hg_cthread *t = _hg_vec_at(&c->threads, i);
     read_name(t, (uint64_t)c->pid);
     uint64_t red = t->self ? 0 : 128; /* x86-64 red zone below SP */
+    struct hg_root_clip k;
+    memset(&k, 0, sizeof k);
     int64_t ri = _hg_region_find(c, t->sp);
     if (ri < 0) ri = _hg_region_find(c, t->sp - red);
     if (ri >= 0) {
       struct hg_cregion *r = _hg_vec_at(&c->regions, (size_t)ri);
       if (r->kind != HG_RK_OWN) r->kind = HG_RK_STACK;
-      t->stack_lo = t->sp - red < r->start ? r->start : t->sp - red;
-      t->stack_hi = r->end;
+      k.map_lo = r->start;
+      k.map_hi = r->end;
+      k.live_lo = t->sp - red;
     }
     int64_t ti = _hg_region_find(c, t->tls_hi - TCB_BYTES);
-    if (ti < 0) {
-      t->tls_lo = t->tls_hi = 0;
-      continue;
+    if (ti >= 0) {
+      const struct hg_cregion *tr = _hg_vec_at(&c->regions, (size_t)ti);
+      k.tls_lo = t->tls_lo < tr->start || t->tls_lo > t->tls_hi ? tr->start : t->tls_lo;
+      k.tls_hi = t->tls_hi > tr->end ? tr->end : t->tls_hi;
+      /* The thread descriptor ends its stack block. With glibc 2.42+ on
+       * Linux 6.13+ guard pages are MADV_GUARD_INSTALL ranges, not mappings
+       * of their own, so adjacent stacks share one mapping and reading past
+       * the descriptor faults on the next block's guard. */
+      if (k.tls_hi > k.map_lo && k.tls_hi < k.map_hi) k.map_hi = k.tls_hi;
     }
-    const struct hg_cregion *tr = _hg_vec_at(&c->regions, (size_t)ti);
-    if (t->tls_lo < tr->start || t->tls_lo > t->tls_hi) t->tls_lo = tr->start;
-    if (t->tls_hi > tr->end) t->tls_hi = tr->end;
-    /* the TLS block sits at the top of a thread's stack mapping */
-    if (t->tls_lo > t->stack_lo && t->tls_lo < t->stack_hi) t->stack_hi = t->tls_lo;
-    /* ... below the thread descriptor, which ends its stack block: with
-     * glibc 2.42+ on Linux 6.13+ guard pages are MADV_GUARD_INSTALL ranges,
-     * not mappings of their own, so adjacent stacks share one mapping and
-     * reading past the descriptor faults on the next block's guard. When the
-     * TLS estimate reaches below SP, the stack ends at SP. */
-    uint64_t tcb = t->tls_hi - TCB_BYTES;
-    if (tcb > t->stack_lo && tcb < t->stack_hi) t->stack_hi = t->tls_lo = t->stack_lo;
+    _hg_clip_thread_roots(&k);
+    t->stack_lo = k.stack_lo;
+    t->stack_hi = k.stack_hi;
+    t->tls_lo = t->tls_hi = 0;
+    if (k.tls_hi > k.tls_lo) {
+      struct hg_crange *g = _hg_vec_push(&c->ranges, 1);
+      if (!g) return HG_ENOMEM;
+      *g = (struct hg_crange){k.tls_lo, k.tls_hi, HG_ROOT_TLS, (uint32_t)i};
+    }
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/platform.h"
 #include "capture/watch.h"
 
 int _hg_statm_resident_pages(const char *text, size_t n, uint64_t *pages) {

@@ -225,16 +225,7 @@ static void check_snapshot(const char *path) {
 
 static char path[256];
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HELPER_POSSIBLE 0 /* capture/linux/helper.c: no helper under ASan */
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HELPER_POSSIBLE 0
-#endif
-#endif
-#ifndef HELPER_POSSIBLE
-#define HELPER_POSSIBLE 1
-#endif
+#define HELPER_POSSIBLE (!HG_TEST_ASAN) /* capture/linux/helper.c: no helper under ASan */
 
 static uint64_t meta_num(const struct hg_graph *g, const char *key) {
   for (size_t i = 0; i < g->meta.capture_count; i++)

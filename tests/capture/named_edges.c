@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 #include "heapgraph.h"
 #include "hg_test.h"
 

@@ -29,6 +29,7 @@
 #include <vector>
 
 extern "C" {
+#include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
 #include "heapgraph.h"
 }

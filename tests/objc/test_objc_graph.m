@@ -16,7 +16,7 @@
  *           unclassified.
  *
  * The oracle for ivars is the runtime itself (class_copyIvarList), parsed
- * here independently of capture/objc_layout.c.
+ * here independently of capture/classify/objc_layout.c.
  */
 #include <objc/Object.h>
 #include <objc/runtime.h>
@@ -28,8 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/classify.h"
-#include "capture/objc.h"
+#include "capture/classify/classify.h"
+#include "capture/classify/objc.h"
 #include "heapgraph.h"
 #include "hg_test.h"
 

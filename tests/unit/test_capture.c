@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture/classify.h"
+#include "capture/classify/classify.h"
 #include "capture/ptrindex.h"
 #include "heapgraph.h"
 #include "hg_test.h"

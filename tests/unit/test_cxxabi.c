@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
+#include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
 #include "hg_test.h"
 #include "heapgraph.h"

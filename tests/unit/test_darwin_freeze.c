@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 #include "hg_test.h"
 
 /* ---- a fake task ---- */

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 #include "hg_test.h"
 
 static void test_tag_names(void) {

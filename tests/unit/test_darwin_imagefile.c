@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/darwin_portable.h"
+#include "capture/darwin_portable/darwin_portable.h"
 #include "hg_test.h"
 
 static uint8_t *slurp(const char *name, uint64_t *size) {

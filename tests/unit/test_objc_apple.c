@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 #include "hg_test.h"
 
 static void test_masks_per_os(void) {

@@ -1,10 +1,10 @@
 /*
- * test_objc_isa.c — isa decoding of capture/objc_isa.c on synthetic isa
+ * test_objc_isa.c — isa decoding of capture/classify/objc_isa.c on synthetic isa
  * words: the GNU runtime's plain isa, Apple's non-pointer isa on arm64,
  * arm64e and x86_64 (class mask, magic check, raw pointers), tagged
  * pointers, and the Swift class-name test.
  */
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 #include "hg_test.h"
 
 static void test_plain(void) {

@@ -1,12 +1,12 @@
 /*
- * test_objc_layout.c — the portable decoders of capture/objc_layout.c:
+ * test_objc_layout.c — the portable decoders of capture/classify/objc_layout.c:
  * Apple ivar layout strings (skip/scan nibbles), ivar type encodings, and
  * the strength an ivar gets from its class's strong and weak layouts.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 #include "hg_test.h"
 
 static void test_layout_basic(void) {

@@ -1,5 +1,5 @@
 /*
- * test_objc_table.c — the class table of capture/objc_table.c on synthetic
+ * test_objc_table.c — the class table of capture/classify/objc_table.c on synthetic
  * classes: O(1) class-pointer and class-id lookups (open addressing, many
  * classes), instance-size and metaclass checks on blocks, inherited and
  * array ivars, sorting, bounds (overflow counted, never written past).
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "capture/objc.h"
+#include "capture/classify/objc.h"
 #include "hg_test.h"
 
 enum { ROOT = 0x1000, A = 0x2000, A_META = 0x2800, B = 0x3000 };

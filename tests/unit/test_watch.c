@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture/platform.h"
 #include "capture/watch.h"
 #include "hg_test.h"
 
@@ -238,20 +239,11 @@ static void test_bad_options(void) {
 
 /* ---- the real Linux watcher ---- */
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HG_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HG_UNDER_ASAN 1
-#endif
-#endif
-
 static void test_linux_rss_capture(void) {
-#ifdef HG_UNDER_ASAN
+#if HG_TEST_ASAN
   /* A real capture under ASan takes minutes here (test_capture too): this
-   * end-to-end check runs in the plain build only. NOT run under ASan. */
-  fprintf(stderr, "watch: end-to-end capture NOT run under ASan (plain build only)\n");
-  return;
+   * end-to-end check runs in the plain build only. */
+  SKIP("end-to-end capture not run under ASan (plain build only)");
 #endif
   char dir[] = "/tmp/hg_watch_XXXXXX";
   REQUIRE(mkdtemp(dir) != NULL);

@@ -1,0 +1,363 @@
+/*
+ * alloc_record.c — the allocation-stack recorder's tables (alloc_record.h):
+ * stack interning, the sharded live-block map and the sampling weight.
+ * Memory comes from mmap only; no function here calls malloc, so it can run
+ * inside a malloc interposer.
+ */
+#include "capture/alloc_record.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "heapgraph.h"
+
+#define MAP_INITIAL 1024u /* slots per shard at start (8 KiB)               */
+#define FILTER_BITS 15u   /* counting filter: 2^15 saturating uint8 buckets
+                             (32 KiB: stays in cache), sampled mode only   */
+
+static void *map(size_t n) {
+  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+  if (n >= (2u << 20)) madvise(p, n, MADV_HUGEPAGE); /* big maps: fewer TLB misses */
+#endif
+  return p;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#define CPU_RELAX() __builtin_ia32_pause()
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+static void spin_lock(int *l) {
+  while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+    while (__atomic_load_n(l, __ATOMIC_RELAXED)) CPU_RELAX();
+}
+static void spin_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+
+static uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+/* One multiply and rotate per frame (this runs on every recorded
+ * allocation), one full mix at the end. */
+static uint64_t hash_frames(const uintptr_t *f, uint32_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+  for (uint32_t i = 0; i < n; i++) {
+    h = (h ^ (uint64_t)f[i]) * 0xff51afd7ed558ccdull;
+    h = (h << 29) | (h >> 35);
+  }
+  return mix(h) | 1;
+}
+
+static int reserve_mem(struct hg_rec *r, uint64_t n) {
+  uint64_t cur = __atomic_load_n(&r->mem, __ATOMIC_RELAXED);
+  do {
+    if (cur + n > r->budget) {
+      __atomic_store_n(&r->status, 1u, __ATOMIC_RELAXED);
+      return -1;
+    }
+  } while (!__atomic_compare_exchange_n(&r->mem, &cur, cur + n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return 0;
+}
+
+int _hg_rec_init(struct hg_rec *r, const struct hg_rec_config *cfg) {
+  memset(r, 0, sizeof *r);
+  r->max_frames = cfg && cfg->max_frames ? cfg->max_frames : 32;
+  if (r->max_frames > HG_REC_MAX_FRAMES) r->max_frames = HG_REC_MAX_FRAMES;
+  r->budget = cfg && cfg->budget ? cfg->budget : (256ull << 20);
+  r->sample_bytes = cfg ? cfg->sample_bytes : 0;
+  uint64_t cap = r->budget / 1024;
+  if (cap < 1024) cap = 1024;
+  if (cap > (1u << HG_REC_STACK_ID_BITS) - 1) cap = (1u << HG_REC_STACK_ID_BITS) - 1;
+  r->stack_cap = (uint32_t)cap;
+  uint32_t isz = 1;
+  while (isz < 2 * cap) isz <<= 1;
+  r->index_mask = isz - 1;
+  r->arena_cap = cap * (sizeof(struct hg_rec_stack) + 16 * sizeof(uintptr_t));
+  size_t index_b = (size_t)isz * 4, off_b = (size_t)(cap + 1) * 8, filt_b = (size_t)1 << FILTER_BITS;
+  r->fixed_bytes = index_b + off_b + filt_b + r->arena_cap;
+  uint8_t *m = map(r->fixed_bytes);
+  if (!m) return HG_ENOMEM;
+  r->index = (uint32_t *)m;
+  r->offsets = (uint64_t *)(m + index_b);
+  r->filter = m + index_b + off_b;
+  r->arena = m + index_b + off_b + filt_b;
+  /* the index, offsets and filter count in full (hashing touches every page) */
+  r->mem = index_b + off_b + filt_b;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  r->shard_bits = 2;
+  while (r->shard_bits < 6 && (1l << r->shard_bits) < 2 * cpus) r->shard_bits++;
+  uint64_t shard_b = MAP_INITIAL * 8;
+  for (unsigned i = 0; i < (1u << r->shard_bits); i++) {
+    struct hg_rec_shard *s = &r->shards[i];
+    if (reserve_mem(r, shard_b) || !(s->slots = map(shard_b))) {
+      _hg_rec_destroy(r);
+      return HG_ENOMEM;
+    }
+    s->cap = MAP_INITIAL;
+  }
+  return 0;
+}
+
+void _hg_rec_destroy(struct hg_rec *r) {
+  for (unsigned i = 0; i < HG_REC_SHARDS; i++)
+    if (r->shards[i].slots) munmap(r->shards[i].slots, r->shards[i].cap * 8);
+  if (r->index) munmap(r->index, r->fixed_bytes);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- stack table ---- */
+
+const struct hg_rec_stack *_hg_rec_stack(const struct hg_rec *r, uint32_t id) {
+  if (id == 0 || id > _hg_rec_stack_count(r)) return NULL;
+  return (const struct hg_rec_stack *)(r->arena + r->offsets[id]);
+}
+
+static int same(const struct hg_rec_stack *s, uint64_t h, const uintptr_t *f, uint32_t n) {
+  return s->hash == h && s->nframes == n && !memcmp(s->frames, f, n * sizeof *f);
+}
+
+uint32_t _hg_rec_intern(struct hg_rec *r, const uintptr_t *f, uint32_t n) {
+  if (n > r->max_frames) n = r->max_frames;
+  uint64_t h = hash_frames(f, n);
+  uint32_t i = (uint32_t)h & r->index_mask;
+  for (;;) { /* lock-free probe: ids are published after their record */
+    uint32_t id = __atomic_load_n(&r->index[i], __ATOMIC_ACQUIRE);
+    if (!id) break;
+    if (same((const struct hg_rec_stack *)(r->arena + r->offsets[id]), h, f, n)) return id;
+    i = (i + 1) & r->index_mask;
+  }
+  spin_lock(&r->stack_lock);
+  uint32_t id = 0;
+  for (;; i = (i + 1) & r->index_mask) { /* continue where the probe stopped */
+    uint32_t cur = r->index[i];
+    if (!cur) break;
+    if (same((const struct hg_rec_stack *)(r->arena + r->offsets[cur]), h, f, n)) {
+      id = cur;
+      goto out;
+    }
+  }
+  size_t need = sizeof(struct hg_rec_stack) + n * sizeof(uintptr_t);
+  need = (need + 7) & ~(size_t)7;
+  if (r->stack_count + 1 >= r->stack_cap || r->arena_used + need > r->arena_cap ||
+      reserve_mem(r, need))
+    goto out;
+  struct hg_rec_stack *s = (struct hg_rec_stack *)(r->arena + r->arena_used);
+  s->hash = h;
+  s->nframes = n;
+  memcpy(s->frames, f, n * sizeof *f);
+  id = r->stack_count + 1;
+  r->offsets[id] = r->arena_used;
+  r->arena_used += need;
+  __atomic_store_n(&r->stack_count, id, __ATOMIC_RELEASE);
+  __atomic_store_n(&r->index[i], id, __ATOMIC_RELEASE);
+out:
+  spin_unlock(&r->stack_lock);
+  return id;
+}
+
+/* ---- weights ---- */
+
+/* 1 - e^-x for 0 <= x < 64 without libm: e^-x = (e^-(x/2^k))^(2^k) with
+ * x/2^k < 2^-8 summed as a Taylor series; 1 - e^-y kept separately so small
+ * x lose no precision (relative error ~1e-13). */
+static double one_minus_exp_neg(double x) {
+  int k = 0;
+  while (x > 0.00390625) {
+    x *= 0.5;
+    k++;
+  }
+  /* q = 1 - e^-x for the reduced x */
+  double q = x * (1 - x / 2 * (1 - x / 3 * (1 - x / 4 * (1 - x / 5))));
+  /* 1 - e^-2y = q (2 - q) */
+  while (k--) q = q * (2 - q);
+  return q;
+}
+
+void _hg_rec_weight(uint64_t T, uint64_t size, uint64_t *count_fx, uint64_t *bytes) {
+  if (T == 0 || size >= 64 * T) {
+    *count_fx = HG_REC_FX;
+    *bytes = size;
+    return;
+  }
+  double p = one_minus_exp_neg((double)size / (double)T);
+  if (p <= 0) p = 1.0 / (double)T;
+  *count_fx = (uint64_t)((double)HG_REC_FX / p + 0.5);
+  *bytes = (uint64_t)((double)size / p + 0.5);
+}
+
+/* ---- live map ---- */
+
+#define ADDR_SHIFT 4
+#define ADDR_BITS (64u - HG_REC_STACK_ID_BITS)
+#define ID_MASK ((1ull << HG_REC_STACK_ID_BITS) - 1)
+
+static inline uint64_t key_of(uintptr_t addr) { return (uint64_t)addr >> ADDR_SHIFT; }
+
+static inline uint64_t ahash(uint64_t key) { return mix(key); }
+
+static inline uint8_t *bucket(const struct hg_rec *r, uint64_t h) {
+  return &r->filter[h >> (64 - FILTER_BITS)];
+}
+
+int _hg_rec_maybe(const struct hg_rec *r, uintptr_t addr) {
+  return __atomic_load_n(bucket(r, ahash(key_of(addr))), __ATOMIC_RELAXED) != 0;
+}
+
+static struct hg_rec_shard *shard_of(const struct hg_rec *r, uint64_t h) {
+  return (struct hg_rec_shard *)&r->shards[h >> (64 - r->shard_bits)];
+}
+
+/* Home slot of a key hash in a table of cap slots (any cap: multiply-shift). */
+static inline uint64_t home(uint64_t h, uint64_t cap) { return ((h & 0xffffffffu) * cap) >> 32; }
+static inline uint64_t step(uint64_t i, uint64_t cap) { return i + 1 == cap ? 0 : i + 1; }
+
+/* Grows s's table by half (load 3/4 -> 1/2: 10.7 to 16 bytes per block);
+ * called with the shard lock held. */
+static int grow(struct hg_rec *r, struct hg_rec_shard *s) {
+  uint64_t ncap = s->cap + s->cap / 2, nb = ncap * 8;
+  if (reserve_mem(r, nb)) return -1;
+  uint64_t *ns = map(nb);
+  if (!ns) {
+    __atomic_fetch_sub(&r->mem, nb, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->status, 1u, __ATOMIC_RELAXED);
+    return -1;
+  }
+  for (uint64_t i = 0; i < s->cap; i++) {
+    uint64_t v = s->slots[i];
+    if (!v) continue;
+    uint64_t j = home(ahash(v >> HG_REC_STACK_ID_BITS), ncap);
+    while (ns[j]) j = step(j, ncap);
+    ns[j] = v;
+  }
+  uint64_t *old = s->slots, ob = s->cap * 8;
+  /* publish the complete new table before the old one goes away */
+  __atomic_store_n(&s->slots, ns, __ATOMIC_RELEASE);
+  __atomic_store_n(&s->cap, ncap, __ATOMIC_RELEASE);
+  munmap(old, ob);
+  __atomic_fetch_sub(&r->mem, ob, __ATOMIC_RELAXED);
+  return 0;
+}
+
+static inline void count(struct hg_rec *r, uint32_t id, uint64_t size, int sign) {
+  struct hg_rec_stack *s = (struct hg_rec_stack *)(r->arena + r->offsets[id]);
+  uint64_t c = HG_REC_FX, b = size;
+  if (r->sample_bytes) _hg_rec_weight(r->sample_bytes, size, &c, &b);
+  if (sign > 0) {
+    __atomic_fetch_add(&s->count_fx, c, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->bytes, b, __ATOMIC_RELAXED);
+  } else {
+    __atomic_fetch_sub(&s->count_fx, c, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&s->bytes, b, __ATOMIC_RELAXED);
+  }
+}
+
+int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id) {
+  uint64_t key = key_of(addr);
+  if (!id || id > _hg_rec_stack_count(r) || (addr & ((1u << ADDR_SHIFT) - 1)) ||
+      (key >> ADDR_BITS)) {
+    __atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
+    return -1;
+  }
+  uint64_t h = ahash(key), v = (key << HG_REC_STACK_ID_BITS) | id;
+  struct hg_rec_shard *s = shard_of(r, h);
+  spin_lock(&s->lock);
+  if ((s->used + 1) * 4 > s->cap * 3 && grow(r, s)) {
+    spin_unlock(&s->lock);
+    __atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
+    return -1;
+  }
+  uint64_t i = home(h, s->cap);
+  for (;; i = step(i, s->cap)) {
+    uint64_t cur = s->slots[i];
+    if (!cur) break;
+    if ((cur >> HG_REC_STACK_ID_BITS) == key) { /* stale entry (a free we missed) */
+      __atomic_store_n(&s->slots[i], v, __ATOMIC_RELAXED);
+      spin_unlock(&s->lock);
+      count(r, (uint32_t)(cur & ID_MASK), size, -1); /* best effort: size unknown */
+      count(r, id, size, +1);
+      return 0;
+    }
+  }
+  __atomic_store_n(&s->slots[i], v, __ATOMIC_RELAXED);
+  s->used++;
+  if (r->sample_bytes && *bucket(r, h) < 255) /* 255 sticks: "maybe" forever */
+    __atomic_store_n(bucket(r, h), (uint8_t)(*bucket(r, h) + 1), __ATOMIC_RELAXED);
+  spin_unlock(&s->lock);
+  __atomic_fetch_add(&r->live, 1, __ATOMIC_RELAXED);
+  count(r, id, size, +1);
+  return 0;
+}
+
+uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size) {
+  uint64_t key = key_of(addr);
+  if ((addr & ((1u << ADDR_SHIFT) - 1)) || (key >> ADDR_BITS)) return 0;
+  uint64_t h = ahash(key);
+  struct hg_rec_shard *s = shard_of(r, h);
+  spin_lock(&s->lock);
+  uint64_t *t = s->slots, m = s->cap, i = home(h, m), v;
+  for (;; i = step(i, m)) {
+    v = t[i];
+    if (!v) {
+      spin_unlock(&s->lock);
+      return 0;
+    }
+    if ((v >> HG_REC_STACK_ID_BITS) == key) break;
+  }
+  /* backward-shift deletion keeps every probe chain unbroken */
+  uint64_t j = i;
+  for (;;) {
+    j = step(j, m);
+    uint64_t w = t[j];
+    if (!w) break;
+    uint64_t hw = home(ahash(w >> HG_REC_STACK_ID_BITS), m);
+    /* w may move to i when its home is not in the cyclic range (i, j] */
+    if ((j + m - hw) % m >= (j + m - i) % m) {
+      __atomic_store_n(&t[i], w, __ATOMIC_RELAXED);
+      i = j;
+    }
+  }
+  __atomic_store_n(&t[i], 0, __ATOMIC_RELAXED);
+  s->used--;
+  if (r->sample_bytes && *bucket(r, h) < 255)
+    __atomic_store_n(bucket(r, h), (uint8_t)(*bucket(r, h) - 1), __ATOMIC_RELAXED);
+  spin_unlock(&s->lock);
+  __atomic_fetch_sub(&r->live, 1, __ATOMIC_RELAXED);
+  uint32_t id = (uint32_t)(v & ID_MASK);
+  count(r, id, size, -1);
+  return id;
+}
+
+void _hg_rec_prefetch(const struct hg_rec *r, uintptr_t addr) {
+  uint64_t h = ahash(key_of(addr));
+  const struct hg_rec_shard *s = shard_of(r, h);
+  const uint64_t *t = __atomic_load_n(&s->slots, __ATOMIC_RELAXED);
+  uint64_t m = __atomic_load_n(&s->cap, __ATOMIC_RELAXED);
+  if (t) __builtin_prefetch(&t[home(h, m)], 1, 3);
+}
+
+uint32_t _hg_rec_lookup(const struct hg_rec *r, uintptr_t addr) {
+  uint64_t key = key_of(addr);
+  if ((addr & ((1u << ADDR_SHIFT) - 1)) || (key >> ADDR_BITS)) return 0;
+  uint64_t h = ahash(key);
+  const struct hg_rec_shard *s = shard_of(r, h);
+  /* a frozen writer may be mid-grow: the new table is published before its
+   * size, so reading the size first never pairs a big size with the old table */
+  uint64_t m = __atomic_load_n(&s->cap, __ATOMIC_ACQUIRE);
+  const uint64_t *t = __atomic_load_n(&s->slots, __ATOMIC_ACQUIRE);
+  if (!t) return 0;
+  for (uint64_t i = home(h, m), n = 0; n < m; i = step(i, m), n++) {
+    uint64_t v = __atomic_load_n(&t[i], __ATOMIC_RELAXED);
+    if (!v) return 0;
+    if ((v >> HG_REC_STACK_ID_BITS) == key) return (uint32_t)(v & ID_MASK);
+  }
+  return 0;
+}

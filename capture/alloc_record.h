@@ -1,0 +1,141 @@
+/*
+ * alloc_record.h — the allocation-stack recorder (portable; no platform calls
+ * but mmap). Owns two tables in its own mmap'd memory, never the app's malloc:
+ *
+ *   stack table   frames (return addresses) -> stack id, deduplicated by an
+ *                 open-addressing index; per stack the live count (16.16
+ *                 fixed point, so sampled estimates add up exactly) and bytes
+ *   live map      block address -> stack id, 2 shards per CPU (4 to 64), each
+ *                 with its own spinlock and table (fewer, bigger tables get
+ *                 transparent huge pages: fewer TLB misses),
+ *                 one 8-byte slot per block ((addr >> 4) << 21 | stack id),
+ *                 linear probing, growing by half at 3/4 load (so 10.7 to
+ *                 16 bytes per live block)
+ *
+ * Everything is bounded by a byte budget; when a table cannot grow within it,
+ * recording stops (status "budget-exhausted", dropped blocks counted) and the
+ * app runs on. Lookups used by a capture (fork child or frozen process) take
+ * no lock and never block.
+ */
+#ifndef HG_ALLOC_RECORD_H
+#define HG_ALLOC_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HG_REC_MAX_FRAMES 64u      /* hard cap on frames per stack           */
+#define HG_REC_SHARDS 64u          /* at most; in use: r->shards_used     */
+#define HG_REC_STACK_ID_BITS 21u   /* stack ids 1 .. 2^21-1                  */
+#define HG_REC_FX 65536u           /* fixed point of per-stack counts        */
+
+struct hg_rec_stack {
+  uint64_t hash;
+  uint64_t count_fx;       /* live blocks * HG_REC_FX (estimate when sampled) */
+  uint64_t bytes;          /* live bytes (estimate when sampled)              */
+  uint32_t nframes;
+  uint32_t pad;
+  uintptr_t frames[];
+};
+
+struct hg_rec_shard {
+  int lock;
+  uint32_t pad;
+  uint64_t *slots;         /* 0 = empty                                       */
+  uint64_t cap;             /* slots                                          */
+  uint64_t used;
+  char line_pad[32];
+};
+
+struct hg_rec {
+  uint32_t max_frames;
+  uint32_t status;         /* 0 ok, 1 budget exhausted                        */
+  uint64_t budget;         /* bytes of tracking memory allowed                */
+  uint64_t sample_bytes;   /* 0: every block; else mean bytes between samples */
+  uint64_t mem;            /* tracking bytes in use (atomic)                  */
+  uint64_t dropped;        /* blocks not recorded (atomic)                    */
+  uint64_t live;           /* blocks in the live map (atomic)                 */
+  uint32_t shard_bits;     /* shards in use: 1 << shard_bits (from the CPU
+                              count: 2 per CPU, 4 to 64)                      */
+  /* stack table */
+  int stack_lock;
+  uint32_t stack_count;    /* ids 1..stack_count are valid (atomic, release)  */
+  uint32_t stack_cap;      /* max ids                                         */
+  uint32_t index_mask;
+  uint32_t *index;         /* open addressing: stack ids, 0 empty             */
+  uint64_t *offsets;       /* id -> byte offset of its record in the arena    */
+  uint8_t *arena;
+  uint64_t arena_used, arena_cap;
+  size_t fixed_bytes;      /* the mappings above                              */
+  uint8_t *filter;         /* sampled mode: live blocks per address-hash
+                              bucket (a counting filter: 0 = certainly not
+                              recorded; 255 sticks)                          */
+  struct hg_rec_shard shards[HG_REC_SHARDS];
+};
+
+struct hg_rec_config {
+  uint32_t max_frames;     /* default 32                                      */
+  uint64_t budget;         /* default 256 MiB                                 */
+  uint64_t sample_bytes;   /* 0 = full tracking                               */
+};
+
+/* Maps the tables. 0 or HG_ENOMEM / HG_EINVAL. */
+int _hg_rec_init(struct hg_rec *r, const struct hg_rec_config *cfg);
+/* Unmaps everything (tests; the preloaded recorder lives forever). */
+void _hg_rec_destroy(struct hg_rec *r);
+
+/* Stack id of these frames (interned on first sight), 0 when the budget is
+ * exhausted. Thread-safe; the common case (known stack) takes no lock. */
+uint32_t _hg_rec_intern(struct hg_rec *r, const uintptr_t *frames, uint32_t n);
+/* Stack record of id (1..count), or NULL. Lock-free. */
+const struct hg_rec_stack *_hg_rec_stack(const struct hg_rec *r, uint32_t id);
+static inline uint32_t _hg_rec_stack_count(const struct hg_rec *r) {
+  return __atomic_load_n(&r->stack_count, __ATOMIC_ACQUIRE);
+}
+
+/* A block of `size` bytes at addr allocated from stack id, counted with the
+ * weight for `size` (_hg_rec_weight). Returns 0, or -1 when it was dropped. */
+int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id);
+/* The block at addr is gone (size: what _hg_rec_add was given, recomputed by
+ * the caller, e.g. the usable size). Unknown addresses are ignored. Returns
+ * the stack id it had, or 0. */
+uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size);
+/* Starts loading addr's live-map slot into the cache (a hint: overlaps the
+ * miss with the caller's unwinding or size lookup). */
+void _hg_rec_prefetch(const struct hg_rec *r, uintptr_t addr);
+/* 0 when addr is certainly not in the live map (lock-free; lets a sampled
+ * recorder skip the shard lock on almost every free). */
+int _hg_rec_maybe(const struct hg_rec *r, uintptr_t addr);
+/* Stack id recorded for addr, 0 if none. No lock: safe in a frozen process or
+ * a fork child (a map being resized is read through its published table). */
+uint32_t _hg_rec_lookup(const struct hg_rec *r, uintptr_t addr);
+
+/* Weight of a sampled block of `size` bytes: with mean sampling interval T the
+ * block was recorded with probability p = 1 - exp(-size / T); it stands for
+ * 1/p blocks and size/p bytes (the unbiased Horvitz-Thompson estimate).
+ * count_fx is in HG_REC_FX units. T == 0 gives exactly (HG_REC_FX, size). */
+void _hg_rec_weight(uint64_t T, uint64_t size, uint64_t *count_fx, uint64_t *bytes);
+
+/* Figures: tracking bytes (tables + stack records), live blocks. */
+static inline uint64_t _hg_rec_mem(const struct hg_rec *r) {
+  return __atomic_load_n(&r->mem, __ATOMIC_RELAXED);
+}
+
+/* The recorder of this process (NULL until recording starts) and the name of
+ * its unwinder, set by the interposer. */
+extern struct hg_rec *_hg_rec_global;
+extern const char *_hg_rec_unwinder;
+/* The interposer's malloc when it is linked in (it forwards to glibc's, so
+ * the glibc heap walker still applies), else NULL. */
+extern void *_hg_hook_malloc;
+/* Writes records 12-15 for the capture c (alloc_write.c); 0 when there is no
+ * recorder. */
+struct hg_cap;
+int _hg_stacks_write(struct hg_cap *c);
+/* The portable part of hg_stacks_start (alloc_write.c): once only
+ * (HG_EBUSY), defaults when o is NULL, the recorder's tables and the
+ * large-allocation monitor (its threshold then in _hg_large_threshold). The
+ * caller's re-entrancy guard must be set. 0 or HG_E*. */
+struct hg_stacks_options;
+int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * alloc_write.c — puts the allocation-stack recorder's state into a snapshot
+ * (records 12-15): the stack table with frames as image index + offset, each
+ * node's stack id, the large-allocation ring. Runs in the capture (fork child
+ * or frozen process): reads the recorder's tables without locks and never
+ * calls malloc. Also owns the recorder's global pointer and the fallback
+ * hg_stacks_start of builds without an interposer.
+ */
+#include <string.h>
+
+#include "capture/alloc_large.h"
+#include "capture/alloc_record.h"
+#include "capture/internal.h"
+#include "heapgraph.h"
+
+struct hg_rec *_hg_rec_global;
+const char *_hg_rec_unwinder = "";
+void *_hg_hook_malloc;
+
+#if !defined(__APPLE__)
+/* Overridden by the Linux interposer (capture/stacks/linux_hook.c, in
+ * libheapgraph.so and libheapgraph_stacks.a); Darwin's is
+ * capture/darwin/alloc_logger.c, always in the library. */
+__attribute__((weak)) int hg_stacks_start(const struct hg_stacks_options *o) {
+  (void)o;
+  return HG_EUNSUPPORTED;
+}
+#endif
+
+void hg_stacks_options_init(struct hg_stacks_options *o) {
+  memset(o, 0, sizeof *o);
+  o->version = 1;
+  o->max_frames = 32;
+  o->budget_bytes = 256ull << 20;
+}
+
+int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o) {
+  static int started;
+  if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL)) return HG_EBUSY;
+  struct hg_stacks_options d;
+  if (!o) {
+    hg_stacks_options_init(&d);
+    o = &d;
+  }
+  struct hg_rec_config cfg = {o->max_frames, o->budget_bytes, o->sample_bytes};
+  int rc = _hg_rec_init(r, &cfg);
+  return rc ? rc : _hg_large_start(o->large_alloc_bytes, o->on_large, o->user);
+}
+
+#define MAX_IMAGES 8192u
+static uint32_t by_addr[MAX_IMAGES]; /* image indices sorted by load_addr */
+
+static uint32_t sort_images(const struct hg_cap *c) {
+  uint32_t n = (uint32_t)_hg_vec_len(&c->images);
+  if (n > MAX_IMAGES) n = MAX_IMAGES;
+  const struct hg_cimage *im = (const struct hg_cimage *)c->images.base;
+  for (uint32_t i = 0; i < n; i++) { /* insertion sort: no qsort (it may malloc) */
+    uint32_t j = i;
+    while (j && im[by_addr[j - 1]].load_addr > im[i].load_addr) {
+      by_addr[j] = by_addr[j - 1];
+      j--;
+    }
+    by_addr[j] = i;
+  }
+  return n;
+}
+
+static struct hg_stack_frame frame_of(const struct hg_cap *c, uint32_t n, uintptr_t pc) {
+  const struct hg_cimage *im = (const struct hg_cimage *)c->images.base;
+  uint32_t lo = 0, hi = n; /* last image with load_addr <= pc */
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (im[by_addr[mid]].load_addr <= pc) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo) {
+    const struct hg_cimage *x = &im[by_addr[lo - 1]];
+    if (pc - x->load_addr < x->size) return (struct hg_stack_frame){by_addr[lo - 1], pc - x->load_addr};
+  }
+  return (struct hg_stack_frame){HG_NO_OWNER, pc};
+}
+
+static uint32_t ids[16384];
+
+int _hg_stacks_write(struct hg_cap *c) {
+  struct hg_rec *r = _hg_rec_global;
+  if (!r) return 0;
+  int rc;
+  uint64_t map_b = 0;
+  for (unsigned i = 0; i < HG_REC_SHARDS; i++) map_b += __atomic_load_n(&r->shards[i].cap, __ATOMIC_RELAXED) * 8;
+  struct hg_stack_info si = {r->max_frames, r->sample_bytes, r->budget, _hg_rec_mem(r), map_b,
+                             __atomic_load_n(&r->live, __ATOMIC_RELAXED),
+                             __atomic_load_n(&r->dropped, __ATOMIC_RELAXED),
+                             __atomic_load_n(&r->status, __ATOMIC_RELAXED) ? "budget-exhausted" : "ok",
+                             _hg_rec_unwinder};
+  if ((rc = hg_writer_stack_info(c->w, &si))) return rc;
+  uint32_t nim = sort_images(c), ns = _hg_rec_stack_count(r);
+  struct hg_stack_frame fr[HG_REC_MAX_FRAMES];
+  for (uint32_t id = 1; id <= ns; id++) {
+    const struct hg_rec_stack *s = _hg_rec_stack(r, id);
+    for (uint32_t k = 0; k < s->nframes; k++) fr[k] = frame_of(c, nim, s->frames[k]);
+    uint64_t cfx = __atomic_load_n(&s->count_fx, __ATOMIC_RELAXED);
+    struct hg_stack st = {(cfx + HG_REC_FX / 2) / HG_REC_FX, __atomic_load_n(&s->bytes, __ATOMIC_RELAXED),
+                          s->nframes, fr};
+    if ((rc = hg_writer_stack(c->w, &st))) return rc;
+  }
+  /* node i of the writer is the i-th node of the segments, in order */
+  uint32_t total = _hg_node_count(c);
+  if (total == hg_writer_node_count(c->w)) {
+    uint32_t fill = 0, first = 0;
+    const struct hg_segment *seg = (const struct hg_segment *)c->segments.base;
+    for (size_t si_ = 0; si_ < _hg_vec_len(&c->segments); si_++) {
+      const struct hg_segment *s = &seg[si_];
+      for (uint32_t i = s->first; i < s->first + s->count; i++) {
+        uint32_t id = (s->flags & HG_NODE_MALLOC) ? _hg_rec_lookup(r, (uintptr_t)_hg_node_addr(c, s, i)) : 0;
+        ids[fill++] = id <= ns ? id : 0;
+        if (fill == sizeof ids / sizeof ids[0]) {
+          if ((rc = hg_writer_node_stacks(c->w, first, fill, ids))) return rc;
+          first += fill;
+          fill = 0;
+        }
+      }
+    }
+    if (fill && (rc = hg_writer_node_stacks(c->w, first, fill, ids))) return rc;
+  }
+  struct hg_large_alloc la[HG_LARGE_RING];
+  uint32_t nl = _hg_large_collect(la, HG_LARGE_RING);
+  for (uint32_t i = 0; i < nl; i++) {
+    if (la[i].stack > ns) la[i].stack = 0;
+    if ((rc = hg_writer_large_alloc(c->w, &la[i]))) return rc;
+  }
+  return 0;
+}

@@ -1,0 +1,174 @@
+/*
+ * classify_cxx.c — the C++ classifier plugged into the capture engine
+ * (capture/classify/classify.h): a block is of class T when its first word is the
+ * primary vptr of a complete object whose vtable names T's type_info.
+ *
+ *   prepare  (before the freeze): the platform discovers every type_info of
+ *            the loaded images into a cxxabi set in its own mmap
+ *            (_hg_cxx_discover: ELF on Linux, Mach-O on Darwin), then
+ *            moves it into one buffer of capture scratch.
+ *   identify (frozen, no malloc, either thread): the cxxabi check on the
+ *            first word, reading through the frozen region table;
+ *   class_of (capturing thread): a class is registered with the writer the
+ *            first time one of its objects is met (kind HG_CLASS_CXX, the
+ *            mangled name as found, '*' prefix dropped).
+ *   finish   (after thaw): nothing to free: the set was moved into capture
+ *            scratch at the end of prepare (so the capture never reports or
+ *            scans it as process memory), which the capture unmaps.
+ *
+ * Never calls malloc and never fails a capture: when discovery fails the
+ * classifier just classifies nothing.
+ */
+#include <string.h>
+
+#include "capture/classify/classify.h"
+#include "capture/internal.h"
+#include "capture/platform.h"
+#include "cxxabi/cxxabi.h"
+#include "cxxabi/ptrhash.h"
+
+#define CLASS_FAILED UINT32_MAX
+
+/* Validated vptrs of this capture: the vtable memory is read-only and the
+ * process is frozen, so a vptr checked once stays valid; objects of a class
+ * share one vptr, so most blocks are classified without any read. */
+#define VCACHE_BITS 8
+
+struct vcache_entry {
+  uint64_t vptr;
+  struct hg_cxx_type *type;
+};
+
+/* A filter in front of the read-only range search: one bit per 2 MiB of
+ * address space (folded to 64 Ki bits), set where some image has read-only
+ * data. Heap words (most first words) fail it with one L1 load; the span
+ * test alone lets them through when the heap lies between two images. */
+#define GRAN_SHIFT 21
+#define GRAN_BITS 16
+
+struct cxx_state {
+  uint64_t ro_gran[(1u << GRAN_BITS) / 64];
+  struct vcache_entry vcache[1u << VCACHE_BITS];
+  struct hg_cxx_set set;
+  struct hg_cxx_discovery disc;
+  const struct hg_cap *cap;    /* for cap_read (set by identify)          */
+  uint64_t cache_lo, cache_hi; /* last readable region met by the reader */
+};
+
+/* Validated reader over the frozen region table, with a one-region cache
+ * (vptrs of a heap cluster in a few vtable regions). */
+HG_NO_ASAN static int cap_read(void *ctx, uint64_t a, uint64_t *out) {
+  struct cxx_state *st = ctx;
+  if (a & 7) return -1;
+  if (!(a >= st->cache_lo && a + 8 <= st->cache_hi)) {
+    int64_t i = _hg_region_find(st->cap, a);
+    if (i < 0) return -1;
+    const struct hg_cregion *r = _hg_vec_at(&st->cap->regions, (size_t)i);
+    if (!(r->prot & HG_PROT_READ) || a + 8 > r->end) return _hg_read_word(st->cap, a, out);
+    st->cache_lo = r->start;
+    st->cache_hi = r->end;
+  }
+  *out = *(const volatile uint64_t *)(uintptr_t)a;
+  return 0;
+}
+
+static int cxx_prepare(struct hg_classify_reg *reg) {
+  struct hg_cxx_set tmp;
+  struct hg_cxx_discovery disc;
+  if (_hg_cxx_set_init(&tmp) != 0) return 0; /* sit out quietly: never stop the list */
+  /* A partial set (limit reached) still classifies what it holds. */
+  (void)_hg_cxx_discover(&tmp, &disc);
+  if (!tmp.sealed) _hg_cxx_set_seal(&tmp);
+  /* Move state and set into capture scratch: memory the capture knows as
+   * its own (never reported as a region, never scanned for roots), counted
+   * in scratch_peak_bytes. The discovery mappings are gone before the freeze. */
+  size_t head = (sizeof(struct cxx_state) + 63) & ~(size_t)63;
+  size_t need = head + _hg_cxx_set_compact_size(&tmp);
+  struct hg_cap *c = reg->cap;
+  struct hg_vec *v = NULL;
+  uint8_t *mem = NULL;
+  if (c->scratch.nvec < HG_SCRATCH_MAX_VECS) {
+    static struct hg_vec vec; /* one capture at a time (capture lock) */
+    memset(&vec, 0, sizeof vec);
+    if (_hg_vec_init(&c->scratch, &vec, 1, need) == 0) {
+      v = &vec;
+      mem = _hg_vec_push(v, need);
+    }
+  }
+  if (!mem) {
+    _hg_cxx_set_free(&tmp);
+    return 0;
+  }
+  struct cxx_state *st = (struct cxx_state *)mem;
+  memset(st, 0, sizeof *st);
+  st->disc = disc;
+  st->set = tmp;
+  if (_hg_cxx_set_compact(&st->set, mem + head, need - head) != 0) {
+    _hg_cxx_set_free(&tmp);
+    return 0;
+  }
+  for (uint32_t k = 0; k < st->set.nro; k++) {
+    uint64_t lo = st->set.ro[k].lo >> GRAN_SHIFT, hi = (st->set.ro[k].hi - 1) >> GRAN_SHIFT;
+    if (st->set.ro[k].hi <= st->set.ro[k].lo) continue;
+    for (uint64_t g = lo; g <= hi && g - lo < (1u << GRAN_BITS); g++) {
+      uint32_t b = (uint32_t)(g & ((1u << GRAN_BITS) - 1));
+      st->ro_gran[b >> 6] |= 1ull << (b & 63);
+    }
+  }
+  reg->state = st;
+  return 0;
+}
+
+/* The pure half: the validated type of the block's vptr (its slot + 1),
+ * or 0. */
+static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
+                             const uint64_t *words, uint32_t nwords) {
+  struct cxx_state *st = state;
+  (void)addr;
+  (void)size;
+  if (!st || nwords < 1) return 0;
+  uint64_t vptr = words[0];
+  /* One compare rejects most plain blocks (0, small numbers, heap pointers
+   * outside the span of the images' read-only data). */
+  if (vptr - st->set.ro_min >= st->set.ro_max - st->set.ro_min) return 0;
+  uint32_t b = (uint32_t)((vptr >> GRAN_SHIFT) & ((1u << GRAN_BITS) - 1));
+  if (!((st->ro_gran[b >> 6] >> (b & 63)) & 1)) return 0;
+  struct vcache_entry *e =
+      &st->vcache[_hg_ptr_hash(vptr, VCACHE_BITS)];
+  struct hg_cxx_type *t;
+  if (vptr && e->vptr == vptr) {
+    t = e->type;
+  } else {
+    st->cap = c;
+    t = _hg_cxx_check(&st->set, vptr, cap_read, st);
+    if (!t) return 0;
+    e->vptr = vptr;
+    e->type = t;
+  }
+  return (uint32_t)(t - st->set.slots) + 1;
+}
+
+/* The registering half (capturing thread): class id of a type. */
+static uint32_t cxx_class_of(struct hg_classify_reg *reg, uint32_t token) {
+  struct cxx_state *st = reg->state;
+  if (!st || token == 0 || token > st->set.cap) return 0;
+  struct hg_cxx_type *t = &st->set.slots[token - 1];
+  if (!t->class_id) {
+    uint32_t id = _hg_classify_class(reg, _hg_cxx_name(&st->set, t), HG_CLASS_CXX, 0);
+    t->class_id = id ? id : CLASS_FAILED;
+  }
+  return t->class_id == CLASS_FAILED ? 0 : t->class_id;
+}
+
+static void cxx_finish(struct hg_classify_reg *reg) {
+  /* Everything lives in capture scratch, unmapped by the capture itself. */
+  reg->state = NULL;
+}
+
+const struct hg_classifier _hg_classifier_cxx = {
+    .name = "c++",
+    .prepare = cxx_prepare,
+    .finish = cxx_finish,
+    .identify = cxx_identify,
+    .class_of = cxx_class_of,
+};

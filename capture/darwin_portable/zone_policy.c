@@ -1,0 +1,101 @@
+/*
+ * zone_policy.c — the Darwin freeze protocol's decisions, as plain logic
+ * over facts about each malloc zone (unit-tested on Linux with fake zones):
+ * which zones may be enumerated while the process is frozen, whether the
+ * heap is busy (retry later), and what becomes of the memory of the zones
+ * that are not enumerated.
+ *
+ * Rests on libmalloc-792 (apple-oss-distributions/libmalloc):
+ *   - malloc.c malloc_gdb_po_unsafe: the debugger's own test before it runs
+ *     code that mallocs in a stopped process: the stack-logging lock
+ *     (msl.stack_logging_locked, resolved with dlsym from the MSL library
+ *     as "msl_stack_logging_locked", malloc.c register_msl_dylib) and each
+ *     zone of version >= 5 whose introspect->zone_locked says it is held.
+ *   - nanov2_malloc.c nanov2_locked always returns FALSE (no zone lock),
+ *     and nanov2_ptr_in_use_enumerator, for an in-process zone
+ *     (self_zone), takes its free-slot bitmap from
+ *     helper_zone->calloc and frees it — i.e. allocates while we are
+ *     frozen, and could block on the helper zone's lock; with a copying
+ *     reader it would call calloc (bitarray.c bitarray_create) instead.
+ *     Nano v2 is therefore never enumerated. malloc.c names the nano zone
+ *     "DefaultMallocZone" and its helper "MallocHelperZone" (only when nano
+ *     is on): a default zone next to a helper zone is nano.
+ *   - The xzone allocator (SecureAllocator_SystemWide, the iOS default
+ *     since libmalloc-646) ships as empty source files: its introspection
+ *     cannot be read. A zone without zone_locked (NULL, or version < 5)
+ *     cannot be asked about its locks and is not enumerated either.
+ * A zone that is not enumerated is named as such in the snapshot (its heap
+ * record says why) and its malloc regions that hold no enumerated block
+ * are scanned conservatively as root memory (_hg_zone_demote_unwalked):
+ * objects they reference are then held by an "other" root, never reported
+ * as leaks they are not. Regions a walked zone reported as its own
+ * (MALLOC_PTR_REGION_RANGE_TYPE) stay heap even when empty: their stale
+ * contents are free memory, not roots.
+ *
+ * Pure; never calls malloc.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "capture/darwin_portable/darwin_portable.h"
+
+int _hg_zone_plan(const struct hg_zone_facts *f) {
+  if (!f->has_enumerator) return HG_ZONE_NO_ENUMERATOR;
+  if (f->version < 5 || !f->has_zone_locked) return HG_ZONE_NO_LOCK_QUERY;
+  if (f->helper_present && f->name && strcmp(f->name, "DefaultMallocZone") == 0)
+    return HG_ZONE_NANO;
+  return HG_ZONE_WALK;
+}
+
+const char *_hg_zone_plan_reason(int plan) {
+  switch (plan) {
+  case HG_ZONE_WALK: return NULL;
+  case HG_ZONE_NO_ENUMERATOR: return "no enumerator";
+  case HG_ZONE_NO_LOCK_QUERY: return "no zone_locked: its locks cannot be checked";
+  case HG_ZONE_NANO: return "nano v2: its enumerator allocates";
+  default: return "unknown plan";
+  }
+}
+
+const char *_hg_zone_heap_name(const char *zone, int plan, char *buf, size_t size) {
+  const char *why = _hg_zone_plan_reason(plan);
+  if (!zone) zone = "malloc zone";
+  if (!why) return zone;
+  snprintf(buf, size, "%s (not walked: %s)", zone, why);
+  return buf;
+}
+
+int _hg_zones_busy(const uint8_t *plans, uint32_t n, int (*zone_locked)(void *ctx, uint32_t i),
+                   int (*msl_locked)(void *ctx), void *ctx) {
+  if (msl_locked && msl_locked(ctx)) return 1;
+  for (uint32_t i = 0; i < n; i++)
+    if (plans[i] == HG_ZONE_WALK && zone_locked(ctx, i)) return 1;
+  return 0;
+}
+
+static int overlaps_claimed(const struct hg_zrange *cl, size_t n, size_t *k, uint64_t lo,
+                            uint64_t hi) {
+  while (*k < n && cl[*k].hi <= lo) (*k)++;
+  for (size_t j = *k; j < n && cl[j].lo < hi; j++)
+    if (cl[j].hi > lo) return 1;
+  return 0;
+}
+
+uint32_t _hg_zone_demote_unwalked(struct hg_cap *c, struct hg_zrange *claimed, size_t nclaimed) {
+  const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
+  size_t nseg = _hg_vec_len(&c->segments), k = 0, kc = 0;
+  uint32_t demoted = 0;
+  if (claimed) _hg_sort_u64key(claimed, nclaimed, sizeof *claimed);
+  for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
+    struct hg_cregion *r = _hg_vec_at(&c->regions, i);
+    while (k < nseg && segs[k].end <= r->start) k++;
+    if (r->kind != HG_RK_HEAP) continue;
+    if (k < nseg && segs[k].base < r->end) continue; /* holds enumerated blocks */
+    /* a walked zone's region without live blocks: free memory, not roots */
+    if (claimed && overlaps_claimed(claimed, nclaimed, &kc, r->start, r->end)) continue;
+    r->kind = HG_RK_OTHER;
+    r->flags |= HG_RF_ANON;
+    demoted++;
+  }
+  return demoted;
+}

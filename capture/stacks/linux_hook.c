@@ -1,0 +1,347 @@
+/*
+ * linux_hook.c — the Linux malloc interposer of the allocation-stack recorder.
+ *
+ * Defines malloc, calloc, realloc, free, posix_memalign, aligned_alloc,
+ * memalign, valloc, pvalloc and reallocarray on top of glibc's __libc_*
+ * entry points. Blocks stay glibc blocks (no header), so malloc_usable_size
+ * and malloc_trim need no wrapper. Until recording starts each wrapper is one
+ * predictable branch around the glibc call.
+ *
+ * Linked into libheapgraph.so (so LD_PRELOAD or a DT_NEEDED link interposes)
+ * and archived alone as libheapgraph_stacks.a for static links; never in
+ * libheapgraph.a, whose users would otherwise get malloc replaced.
+ *
+ * Unwinding: from .eh_frame, so programs built without frame pointers
+ * unwind correctly: on x86_64 a cache of per-return-address CFA rules learnt
+ * from Debian's libunwind (unwind_cache.c), elsewhere or with
+ * HEAPGRAPH_UNWIND=libunwind libunwind's unw_backtrace with its own cache.
+ * libunwind may call malloc (first use, dl_iterate_phdr callbacks): a
+ * thread-local guard makes every allocation made while this thread is inside
+ * the recorder pass straight to glibc, unrecorded, so nothing recurses and no
+ * lock is taken twice. Frames inside this file (section hg_hook) are cut off.
+ *
+ * Sampling (sample_bytes = T): each thread counts down an exponentially
+ * distributed number of bytes (mean T) and records the block that crosses
+ * zero, as tcmalloc and heapprofd do; the recorder weighs it by 1/p.
+ *
+ * Under AddressSanitizer ASan owns malloc: this file then defines no
+ * wrapper and hg_stacks_start says HG_EUNSUPPORTED.
+ *
+ * Environment when preloaded (heapgraph run --stacks sets them):
+ *   HEAPGRAPH_STACKS=1            record allocation stacks from the start
+ *   HEAPGRAPH_STACK_FRAMES=N      frames per stack (default 32)
+ *   HEAPGRAPH_STACKS_BUDGET=BYTES tracking memory budget (default 256 MiB)
+ *   HEAPGRAPH_SAMPLE_BYTES=N      sample one block per N bytes on average
+ *   HEAPGRAPH_LARGE_ALLOC=BYTES   report allocations >= BYTES on stderr
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/alloc_large.h"
+#include "capture/alloc_record.h"
+#include "heapgraph.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define HG_NO_HOOK 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HG_NO_HOOK 1
+#endif
+#endif
+
+#define HOOK_API __attribute__((visibility("default")))
+
+#ifdef HG_NO_HOOK
+
+int hg_stacks_start(const struct hg_stacks_options *o) {
+  (void)o;
+  return HG_EUNSUPPORTED;
+}
+
+#else
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "capture/stacks/unwind_cache.h"
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
+
+#define HOT __attribute__((section("hg_hook"), noinline))
+extern const char __start_hg_hook[] __attribute__((visibility("hidden")));
+extern const char __stop_hg_hook[] __attribute__((visibility("hidden")));
+
+static struct hg_rec rec;
+static int on;               /* recording                                  */
+static int use_cache;        /* cached rules (unwind_cache.c) or unw_backtrace */
+static uint64_t sample_T;    /* copy of rec.sample_bytes                   */
+static uint64_t large_T;     /* copy of the large threshold (0 off)        */
+static __thread int in_hook __attribute__((tls_model("initial-exec")));
+static __thread int64_t sample_left __attribute__((tls_model("initial-exec")));
+static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
+static __thread int counted __attribute__((tls_model("initial-exec"))); /* by sampled_skip */
+
+/* Bytes to the next sample: exponential with mean T (xorshift + -ln u). */
+static int64_t next_gap(void) {
+  if (!rng) rng = (uint64_t)(uintptr_t)&rng * 0x9e3779b97f4a7c15ull | 1;
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  double u = (double)((rng >> 11) + 1) * (1.0 / 9007199254740993.0); /* (0, 1] */
+  /* -ln u without libm: ln u = 2 atanh((u-1)/(u+1)) after scaling to [0.5, 1) */
+  int e = 0;
+  while (u < 0.5) {
+    u *= 2;
+    e++;
+  }
+  double z = (u - 1) / (u + 1), z2 = z * z, t = z, s = 0;
+  for (int k = 1; k < 40; k += 2) {
+    s += t / k;
+    t *= z2;
+  }
+  double ln = 2 * s - e * 0.6931471805599453;
+  return (int64_t)(-ln * (double)sample_T) + 1;
+}
+
+/* Usable size of a block glibc returned for n bytes from malloc/calloc: the
+ * chunk is n + 8 rounded up to 16 (at least 32) less the 8-byte header;
+ * mmapped chunks (big requests) are asked for. */
+static inline uint64_t usable_of(void *p, size_t n) {
+  if (n >= (64u << 10)) return malloc_usable_size(p); /* p is never NULL here */
+  uint64_t c = (n + 8 + 15) & ~(uint64_t)15;
+  return (c < 32 ? 32 : c) - 8;
+}
+
+/* Records p (usable size `size`; n bytes were asked for). */
+static HOT void record(void *p, uint64_t n, uint64_t size) {
+  in_hook = 1;
+  _hg_rec_prefetch(&rec, (uintptr_t)p); /* the slot's cache miss overlaps the unwinding */
+  uintptr_t f[HG_REC_MAX_FRAMES + 8];
+  int nf = use_cache ? _hg_unwind_cached(f, (int)rec.max_frames + 8)
+                     : unw_backtrace((void **)f, (int)rec.max_frames + 8);
+  int skip = 0;
+  while (skip < nf && f[skip] >= (uintptr_t)__start_hg_hook && f[skip] < (uintptr_t)__stop_hg_hook) skip++;
+  /* return addresses point after the call: keep them as they are (the
+   * symbolizer looks up address - 1) */
+  uint32_t k = (uint32_t)(nf - skip);
+  if (k > rec.max_frames) k = rec.max_frames;
+  uint32_t id = _hg_rec_intern(&rec, f + skip, k);
+  if (id) _hg_rec_add(&rec, (uintptr_t)p, size, id);
+  else __atomic_fetch_add(&rec.dropped, 1, __ATOMIC_RELAXED);
+  if (large_T && n >= large_T) _hg_large_push((uintptr_t)p, n, id, f + skip, k);
+  in_hook = 0;
+}
+
+#define SMALL_MAX (64u << 10) /* below: usable size is a function of n */
+
+/* Sampled mode, before calling glibc: a small request's usable size is known
+ * from n, so it is counted down here and, while the countdown stays above
+ * zero, the wrapper tail-calls glibc with no further work. 1: skip recording
+ * (counted, or inside the hook); 0: take the slow path. */
+static inline int sampled_skip(size_t n) {
+  if (!sample_T || n >= SMALL_MAX || (large_T && n >= large_T) || !rng) return 0;
+  if (in_hook) return 1;
+  sample_left -= (int64_t)usable_of(NULL, n);
+  if (sample_left > 0) return 1;
+  counted = 1; /* the slow path must not count it again */
+  return 0;
+}
+
+/* After glibc returned p for a request of n bytes (usable size u). */
+static inline void after_alloc(void *p, uint64_t n, uint64_t u) {
+  if (in_hook) return;
+  if (sample_T && !(large_T && n >= large_T)) { /* large blocks: always recorded */
+    if (__builtin_expect(!rng, 0)) sample_left = next_gap();
+    if (!counted) sample_left -= (int64_t)u; /* malloc/calloc count small ones first */
+    counted = 0;
+    if (sample_left > 0) return;
+    sample_left = next_gap();
+  }
+  record(p, n, u);
+}
+
+static inline void before_free(void *p) {
+  /* frees are removed even from inside the hook: the block may be recorded */
+  _hg_rec_prefetch(&rec, (uintptr_t)p); /* overlaps with the chunk header's miss */
+  _hg_rec_remove(&rec, (uintptr_t)p, malloc_usable_size(p));
+}
+
+static HOT void *malloc_slow(size_t n) {
+  void *p = __libc_malloc(n);
+  if (p) after_alloc(p, n, usable_of(p, n));
+  return p;
+}
+
+/* Off, or a sampled block not picked: a tail call into glibc. */
+HOOK_API HOT void *malloc(size_t n) {
+  if (__builtin_expect(on, 0) && !sampled_skip(n)) return malloc_slow(n);
+  return __libc_malloc(n);
+}
+
+static HOT void free_slow(void *p) {
+  before_free(p);
+  __libc_free(p);
+}
+
+HOOK_API HOT void free(void *p) {
+  if (__builtin_expect(on, 0) && p && (!sample_T || _hg_rec_maybe(&rec, (uintptr_t)p))) {
+    free_slow(p);
+    return;
+  }
+  __libc_free(p);
+}
+
+static HOT void *calloc_slow(size_t k, size_t n) {
+  void *p = __libc_calloc(k, n);
+  if (p) after_alloc(p, k * n, usable_of(p, k * n));
+  return p;
+}
+
+HOOK_API HOT void *calloc(size_t k, size_t n) {
+  size_t t;
+  if (__builtin_expect(on, 0) && (__builtin_mul_overflow(k, n, &t) || !sampled_skip(t))) return calloc_slow(k, n);
+  return __libc_calloc(k, n);
+}
+
+static HOT void *realloc_impl(void *old, size_t n) {
+  if (!__builtin_expect(on, 0)) return __libc_realloc(old, n);
+  if (!old) {
+    void *p = __libc_malloc(n);
+    if (p) after_alloc(p, n, usable_of(p, n));
+    return p;
+  }
+  uint64_t u0 = malloc_usable_size(old);
+  uint32_t id = _hg_rec_remove(&rec, (uintptr_t)old, u0);
+  void *p = __libc_realloc(old, n);
+  if (!p) {
+    if (n && id) _hg_rec_add(&rec, (uintptr_t)old, u0, id); /* old block still live */
+    return NULL;
+  }
+  after_alloc(p, n, malloc_usable_size(p));
+  return p;
+}
+
+HOOK_API HOT void *realloc(void *old, size_t n) { return realloc_impl(old, n); }
+
+HOOK_API HOT void *reallocarray(void *old, size_t k, size_t n) {
+  size_t t;
+  if (__builtin_mul_overflow(k, n, &t)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return realloc_impl(old, t);
+}
+
+static HOT void *aligned(size_t a, size_t n) {
+  void *p = __libc_memalign(a, n);
+  if (__builtin_expect(on, 0) && p) after_alloc(p, n, malloc_usable_size(p));
+  return p;
+}
+
+HOOK_API HOT void *memalign(size_t a, size_t n) { return aligned(a, n); }
+HOOK_API HOT void *aligned_alloc(size_t a, size_t n) { return aligned(a, n); }
+
+HOOK_API HOT int posix_memalign(void **out, size_t a, size_t n) {
+  if (a % sizeof(void *) || (a & (a - 1)) || !a) return EINVAL;
+  int e = errno;
+  void *p = aligned(a, n);
+  if (!p) {
+    errno = e;
+    return ENOMEM;
+  }
+  *out = p;
+  return 0;
+}
+
+HOOK_API HOT void *valloc(size_t n) {
+  void *p = __libc_valloc(n);
+  if (__builtin_expect(on, 0) && p) after_alloc(p, n, malloc_usable_size(p));
+  return p;
+}
+
+HOOK_API HOT void *pvalloc(size_t n) {
+  void *p = __libc_pvalloc(n);
+  if (__builtin_expect(on, 0) && p) after_alloc(p, n, malloc_usable_size(p));
+  return p;
+}
+
+/* fork: no other thread may hold a shard or stack-table lock in the child */
+static void fork_prepare(void) {
+  for (unsigned i = 0; i < HG_REC_SHARDS; i++)
+    while (__atomic_exchange_n(&rec.shards[i].lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  while (__atomic_exchange_n(&rec.stack_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+static void fork_release(void) {
+  __atomic_store_n(&rec.stack_lock, 0, __ATOMIC_RELEASE);
+  for (unsigned i = 0; i < HG_REC_SHARDS; i++) __atomic_store_n(&rec.shards[i].lock, 0, __ATOMIC_RELEASE);
+}
+
+int hg_stacks_start(const struct hg_stacks_options *o) {
+  in_hook = 1; /* what we allocate here is not the app's */
+  int rc = _hg_stacks_setup(&rec, o);
+  if (!rc) {
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    uintptr_t warm[4];
+    unw_backtrace((void **)warm, 4); /* libunwind's own first-use set-up, here */
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+    sample_T = rec.sample_bytes;
+    large_T = _hg_large_threshold;
+#if defined(__x86_64__)
+    const char *u = getenv("HEAPGRAPH_UNWIND");
+    use_cache = !(u && !strcmp(u, "libunwind"));
+#endif
+    _hg_rec_unwinder = use_cache ? "libunwind+rule-cache" : "libunwind";
+    __atomic_store_n(&_hg_rec_global, &rec, __ATOMIC_RELEASE);
+    __atomic_store_n(&on, 1, __ATOMIC_RELEASE);
+  }
+  in_hook = 0;
+  return rc;
+}
+
+#endif /* HG_NO_HOOK */
+
+static uint64_t env_u64(const char *name, uint64_t def) {
+  const char *s = getenv(name);
+  if (!s || !*s) return def;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (*end == 'k' || *end == 'K') v <<= 10, end++;
+  else if (*end == 'm' || *end == 'M') v <<= 20, end++;
+  else if (*end == 'g' || *end == 'G') v <<= 30, end++;
+  if (*end) {
+    fprintf(stderr, "heapgraph: ignoring %s='%s' (not a number)\n", name, s);
+    return def;
+  }
+  return v;
+}
+
+/* Runs before the agent's constructor (agent.c), so blocks the program
+ * allocates from its first constructor on are recorded. In an ASan build it
+ * only says that stacks are not recorded. */
+__attribute__((constructor(101))) static void stacks_env(void) {
+#ifndef HG_NO_HOOK
+  _hg_hook_malloc = (void *)malloc;
+#endif
+  const char *s = getenv("HEAPGRAPH_STACKS");
+  if (!s || !*s || !strcmp(s, "0")) return;
+  struct hg_stacks_options o;
+  hg_stacks_options_init(&o);
+  o.max_frames = (uint32_t)env_u64("HEAPGRAPH_STACK_FRAMES", o.max_frames);
+  o.budget_bytes = env_u64("HEAPGRAPH_STACKS_BUDGET", o.budget_bytes);
+  o.sample_bytes = env_u64("HEAPGRAPH_SAMPLE_BYTES", 0);
+  o.large_alloc_bytes = env_u64("HEAPGRAPH_LARGE_ALLOC", 0);
+  int rc = hg_stacks_start(&o);
+  if (rc) fprintf(stderr, "heapgraph: allocation stacks not recorded: %s\n", hg_error_string(rc));
+}

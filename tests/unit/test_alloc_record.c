@@ -1,0 +1,153 @@
+/*
+ * test_alloc_record.c — the allocation-stack recorder core (capture/alloc_record.c):
+ * interning, live map add/remove/lookup with growth and backward-shift
+ * deletion, per-stack counts, threads, budget exhaustion, sampling weights.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "capture/alloc_record.h"
+#include "hg_test.h"
+
+static struct hg_rec R;
+
+static void test_intern(void) {
+  REQUIRE(_hg_rec_init(&R, NULL) == 0);
+  uintptr_t a[3] = {0x1000, 0x2000, 0x3000}, b[3] = {0x1000, 0x2000, 0x3001};
+  uint32_t ia = _hg_rec_intern(&R, a, 3), ib = _hg_rec_intern(&R, b, 3);
+  CHECK(ia != 0 && ib != 0 && ia != ib);
+  CHECK_EQ_U(_hg_rec_intern(&R, a, 3), ia);
+  CHECK_EQ_U(_hg_rec_intern(&R, a, 2), 3); /* a prefix is another stack */
+  const struct hg_rec_stack *s = _hg_rec_stack(&R, ib);
+  REQUIRE(s);
+  CHECK_EQ_U(s->nframes, 3);
+  CHECK_EQ_U(s->frames[2], 0x3001);
+  CHECK(_hg_rec_stack(&R, 99) == NULL);
+  _hg_rec_destroy(&R);
+}
+
+static void test_map(void) {
+  REQUIRE(_hg_rec_init(&R, NULL) == 0);
+  uintptr_t f1 = 0x111, f2 = 0x222;
+  uint32_t s1 = _hg_rec_intern(&R, &f1, 1), s2 = _hg_rec_intern(&R, &f2, 1);
+  enum { N = 200000 };
+  /* many blocks: every shard grows several times */
+  for (uintptr_t i = 0; i < N; i++) CHECK(_hg_rec_add(&R, 0x10000000 + i * 48, 40, i & 1 ? s2 : s1) == 0);
+  CHECK_EQ_U(R.live, N);
+  for (uintptr_t i = 0; i < N; i += 7) CHECK_EQ_U(_hg_rec_lookup(&R, 0x10000000 + i * 48), i & 1 ? s2 : s1);
+  CHECK_EQ_U(_hg_rec_lookup(&R, 0x10000000 + 8), 0); /* not 16-aligned */
+  CHECK_EQ_U(_hg_rec_lookup(&R, 0x0fff0000), 0);
+  /* remove every third: the rest stay findable (backward shift) */
+  uint64_t left1 = 0, left2 = 0;
+  for (uintptr_t i = 0; i < N; i++) {
+    if (i % 3 == 0)
+      CHECK_EQ_U(_hg_rec_remove(&R, 0x10000000 + i * 48, 40), i & 1 ? s2 : s1);
+    else
+      *(i & 1 ? &left2 : &left1) += 1;
+  }
+  CHECK_EQ_U(_hg_rec_remove(&R, 0x10000000, 40), 0); /* already gone */
+  for (uintptr_t i = 0; i < N; i++)
+    if (_hg_rec_lookup(&R, 0x10000000 + i * 48) != (i % 3 == 0 ? 0 : (i & 1 ? s2 : s1))) {
+      CHECK(!"lookup after removals");
+      break;
+    }
+  CHECK_EQ_U(_hg_rec_stack(&R, s1)->count_fx, left1 * HG_REC_FX);
+  CHECK_EQ_U(_hg_rec_stack(&R, s2)->bytes, left2 * 40);
+  /* tracking memory per live block (8-byte slots, load 1/2..3/4 once grown) */
+  uint64_t map_b = 0;
+  for (unsigned i = 0; i < HG_REC_SHARDS; i++) map_b += R.shards[i].cap * 8;
+  CHECK(map_b <= 16 * (uint64_t)N); /* measured at the peak of N live blocks */
+  _hg_rec_destroy(&R);
+}
+
+struct targ { uint32_t id; uintptr_t base; };
+static void *worker(void *p) {
+  struct targ *t = p;
+  for (int round = 0; round < 4; round++) {
+    for (uintptr_t i = 0; i < 50000; i++) _hg_rec_add(&R, t->base + i * 16, 16, t->id);
+    for (uintptr_t i = 0; i < 50000; i += 2) _hg_rec_remove(&R, t->base + i * 16, 16);
+    for (uintptr_t i = 1; i < 50000; i += 2) _hg_rec_remove(&R, t->base + i * 16, 16);
+  }
+  for (uintptr_t i = 0; i < 1000; i++) _hg_rec_add(&R, t->base + i * 16, 16, t->id);
+  return NULL;
+}
+
+static void test_threads(void) {
+  REQUIRE(_hg_rec_init(&R, NULL) == 0);
+  pthread_t th[4];
+  struct targ a[4];
+  for (int i = 0; i < 4; i++) {
+    uintptr_t f[2] = {0x500, (uintptr_t)i};
+    a[i].id = _hg_rec_intern(&R, f, 2);
+    a[i].base = 0x20000000 + (uintptr_t)i * 0x1000000;
+    pthread_create(&th[i], NULL, worker, &a[i]);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  CHECK_EQ_U(R.live, 4000);
+  for (int i = 0; i < 4; i++) {
+    CHECK_EQ_U(_hg_rec_stack(&R, a[i].id)->count_fx, 1000 * HG_REC_FX);
+    CHECK_EQ_U(_hg_rec_lookup(&R, a[i].base + 999 * 16), a[i].id);
+  }
+  _hg_rec_destroy(&R);
+}
+
+static void test_budget(void) {
+  struct hg_rec_config cfg = {8, 2u << 20, 0}; /* 2 MiB: the map cannot grow far */
+  REQUIRE(_hg_rec_init(&R, &cfg) == 0);
+  uintptr_t f = 1;
+  uint32_t id = _hg_rec_intern(&R, &f, 1);
+  REQUIRE(id);
+  uint64_t ok = 0;
+  for (uintptr_t i = 0; i < 1000000; i++) ok += _hg_rec_add(&R, 0x40000000 + i * 16, 16, id) == 0;
+  CHECK_EQ_U(R.status, 1);
+  CHECK(R.dropped > 0 && ok + R.dropped == 1000000);
+  CHECK(_hg_rec_mem(&R) <= cfg.budget);
+  CHECK_EQ_U(_hg_rec_stack(&R, id)->count_fx, ok * HG_REC_FX);
+  /* stacks too: interning fails cleanly once the table is full */
+  uint32_t last = 1;
+  for (uintptr_t i = 2; i < 100000 && last; i++) last = _hg_rec_intern(&R, &i, 1);
+  CHECK_EQ_U(last, 0);
+  _hg_rec_destroy(&R);
+}
+
+static void test_weight(void) {
+  uint64_t c, b;
+  _hg_rec_weight(0, 100, &c, &b);
+  CHECK_EQ_U(c, HG_REC_FX);
+  CHECK_EQ_U(b, 100);
+  /* p = 1 - e^-1 for size == T */
+  _hg_rec_weight(1000, 1000, &c, &b);
+  CHECK(b > 1581 && b < 1583);
+  /* tiny blocks: about T/size blocks each, T bytes */
+  _hg_rec_weight(524288, 16, &c, &b);
+  CHECK(b > 524280 && b < 524300);
+  CHECK(c / HG_REC_FX > 32760 && c / HG_REC_FX < 32780);
+  _hg_rec_weight(4096, 1u << 30, &c, &b); /* always sampled */
+  CHECK_EQ_U(c, HG_REC_FX);
+}
+
+static void test_filter(void) {
+  struct hg_rec_config cfg = {8, 0, 4096}; /* sampled: the free-path filter is kept */
+  REQUIRE(_hg_rec_init(&R, &cfg) == 0);
+  uintptr_t f = 7;
+  uint32_t id = _hg_rec_intern(&R, &f, 1);
+  CHECK(!_hg_rec_maybe(&R, 0x50000000));
+  CHECK(_hg_rec_add(&R, 0x50000000, 64, id) == 0);
+  CHECK(_hg_rec_maybe(&R, 0x50000000));
+  uint64_t maybe = 0;
+  for (uintptr_t i = 1; i < 10000; i++) maybe += _hg_rec_maybe(&R, 0x50000000 + i * 16);
+  CHECK(maybe < 10); /* one bucket of 32768 taken */
+  CHECK_EQ_U(_hg_rec_remove(&R, 0x50000000, 64), id);
+  CHECK(!_hg_rec_maybe(&R, 0x50000000));
+  _hg_rec_destroy(&R);
+}
+
+int main(void) {
+  RUN(test_filter);
+  RUN(test_intern);
+  RUN(test_map);
+  RUN(test_threads);
+  RUN(test_budget);
+  RUN(test_weight);
+  return hg_test_done();
+}

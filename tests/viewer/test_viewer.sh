@@ -1,0 +1,24 @@
+#!/bin/sh
+# test_viewer.sh — `heapgraph view` in a real browser: makes the snapshots
+# (analysis fixtures, the hostile-names fixture, a capture by examples/demo)
+# and runs browser.cjs (playwright-core driving Debian's chromium).
+# Screenshots of every view land in $BUILD/viewer-shots/.
+set -u
+BUILD=${BUILD:-build}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+# playwright-core@1.65.1, pinned in scripts/deps.sh (.deps/devtools, shared with the export
+# tests; .deps/viewer from older trees also works)
+pw="$here/.deps/viewer/node_modules/playwright-core"
+[ -f "$pw/package.json" ] || pw="$here/.deps/devtools/node_modules/playwright-core"
+if [ ! -f "$pw/package.json" ] || [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
+  echo "viewer: playwright-core, chromium or node missing (scripts/deps.sh check)"
+  echo "viewer: 0 passed, 1 failed"
+  exit 1
+fi
+dir="$BUILD/viewer-test"
+rm -rf "$dir" && mkdir -p "$dir" || exit 1
+"$BUILD/tests/analysis_mkfixture" "$dir" || exit 1
+"$BUILD/tests/viewer_mkhostile" "$dir/hostile.hgsnap" || exit 1
+# the demo leaks on purpose (that is what the Leaks view shows)
+ASAN_OPTIONS=detect_leaks=0 "$BUILD/examples/demo" "$dir/demo.hgsnap" >/dev/null || exit 1
+exec node "$here/tests/viewer/browser.cjs" "$BUILD/heapgraph" "$dir" "$BUILD/viewer-shots" "$pw"

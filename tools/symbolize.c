@@ -1,0 +1,167 @@
+/*
+ * symbolize.c — frames to function and file:line with elfutils libdwfl (see
+ * symbolize.h). One Dwfl session per image, reported at its link-time
+ * addresses (dwfl_report_elf with base 0), so a frame's address is
+ * load_addr - slide + offset; return addresses are looked up at address - 1
+ * (the call instruction), which keeps file:line on the calling line.
+ */
+#include "tools/symbolize.h"
+
+#include "tools/cli_util.h"
+
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct img {
+  int tried;
+  Dwfl *dwfl;
+  Dwfl_Module *mod;
+};
+
+struct symbolizer {
+  const struct hg_graph *g;
+  struct img *imgs;
+  Dwfl_Callbacks cb;
+  char *debuginfo_path;
+};
+
+struct symbolizer *sym_new(const struct hg_graph *g) {
+  struct symbolizer *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->g = g;
+  s->imgs = calloc(g->image_count + 1, sizeof *s->imgs);
+  if (!s->imgs) {
+    free(s);
+    return NULL;
+  }
+  s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+  s->cb.section_address = dwfl_offline_section_address;
+  s->cb.debuginfo_path = &s->debuginfo_path;
+  return s;
+}
+
+void sym_free(struct symbolizer *s) {
+  if (!s) return;
+  for (uint32_t i = 0; i < s->g->image_count; i++)
+    if (s->imgs[i].dwfl) dwfl_end(s->imgs[i].dwfl);
+  free(s->imgs);
+  free(s);
+}
+
+static Dwfl_Module *module(struct symbolizer *s, uint32_t i) {
+  struct img *m = &s->imgs[i];
+  if (m->tried) return m->mod;
+  m->tried = 1;
+  const struct hg_image *im = &s->g->images[i];
+  int fd = open(im->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  m->dwfl = dwfl_begin(&s->cb);
+  if (!m->dwfl) {
+    close(fd);
+    return NULL;
+  }
+  dwfl_report_begin(m->dwfl);
+  Dwfl_Module *mod = dwfl_report_elf(m->dwfl, im->path, im->path, fd, 0, false);
+  dwfl_report_end(m->dwfl, NULL, NULL);
+  if (!mod) return NULL; /* dwfl owns fd once reported; on failure it closed it */
+  if (im->id_len) { /* a different build of the file would give wrong names */
+    const unsigned char *bid;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(mod, &bid, &vaddr);
+    if (n > 0 && ((uint32_t)n != im->id_len || memcmp(bid, im->id, im->id_len))) return NULL;
+  }
+  m->mod = mod;
+  return mod;
+}
+
+void sym_resolve(struct symbolizer *s, const struct hg_stack_frame *f, struct sym_frame *out) {
+  memset(out, 0, sizeof *out);
+  out->offset = f->offset;
+  if (f->image == HG_NO_OWNER || f->image >= s->g->image_count) return;
+  const struct hg_image *im = &s->g->images[f->image];
+  out->image = im->path;
+  Dwfl_Module *mod = module(s, f->image);
+  if (!mod) return;
+  Dwarf_Addr a = im->load_addr - im->slide + f->offset;
+  if (a) a--;
+  GElf_Off off = 0;
+  GElf_Sym sym;
+  const char *name = dwfl_module_addrinfo(mod, a, &off, &sym, NULL, NULL, NULL);
+  if (name) {
+    out->function = name;
+    out->function_off = off + 1;
+  }
+  Dwfl_Line *ln = dwfl_module_getsrc(mod, a);
+  if (ln) {
+    int line = 0;
+    Dwarf_Addr la = 0;
+    const char *file = dwfl_lineinfo(ln, &la, &line, NULL, NULL, NULL);
+    /* a line row from before the function's start belongs to other code
+     * (an address outside every CU, e.g. _start, gets its nearest row) */
+    if (file && line > 0 && la <= a && (!name || la >= a - off)) {
+      out->file = file;
+      out->line = line;
+    }
+  }
+}
+
+const char *sym_text(const struct sym_frame *f, char *buf, size_t size) {
+  const char *base = f->image ? strrchr(f->image, '/') : NULL;
+  base = base ? base + 1 : f->image;
+  if (f->function && f->file)
+    snprintf(buf, size, "%s (%s:%d)", f->function, f->file, f->line);
+  else if (f->function)
+    snprintf(buf, size, "%s+0x%llx (%s)", f->function, (unsigned long long)f->function_off, base);
+  else if (base)
+    snprintf(buf, size, "%s+0x%llx", base, (unsigned long long)f->offset);
+  else
+    snprintf(buf, size, "0x%llx", (unsigned long long)f->offset);
+  return buf;
+}
+
+void sym_print_stack(struct symbolizer *s, const struct hg_stack *st, int json, const char *indent) {
+  char buf[1024];
+  if (json) printf("[");
+  for (uint32_t k = 0; k < st->frame_count; k++) {
+    struct sym_frame f;
+    sym_resolve(s, &st->frames[k], &f);
+    if (!json) {
+      printf("%s%s\n", indent, sym_text(&f, buf, sizeof buf));
+      continue;
+    }
+    printf("%s{\"image\":", k ? "," : "");
+    cli_json_str(stdout, f.image);
+    printf(",\"offset\":");
+    cli_json_addr(stdout, f.offset);
+    printf(",\"function\":");
+    cli_json_str(stdout, f.function);
+    printf(",\"file\":");
+    cli_json_str(stdout, f.file);
+    printf(",\"line\":%d}", f.line);
+  }
+  if (json) printf("]");
+}
+
+void sym_print_node_stack(const struct hg_graph *g, uint32_t v, int json) {
+  uint32_t id = g->node_stack && v < g->node_count ? g->node_stack[v] : 0;
+  if (!id || id > g->stack_count) {
+    if (json) printf(",\"stack\":null");
+    else if (g->has_stacks) printf("  allocation stack: not recorded\n");
+    return;
+  }
+  struct symbolizer *s = sym_new(g);
+  if (!s) return;
+  if (json) {
+    printf(",\"stack\":{\"id\":%u,\"frames\":", id);
+    sym_print_stack(s, &g->stacks[id - 1], 1, "");
+    printf("}");
+  } else {
+    printf("  allocated at (stack #%u):\n", id);
+    sym_print_stack(s, &g->stacks[id - 1], 0, "    ");
+  }
+  sym_free(s);
+}

@@ -1,0 +1,596 @@
+/*
+ * view_api.c — the JSON answers of the viewer's API (docs/viewer.md). The
+ * answers named after CLI subcommands (info, regions, top, show, dominators,
+ * path, leaks, cycles, diff) are the objects that `heapgraph CMD --json`
+ * prints for the same snapshot, built from the same library results and the
+ * CLI's node writer (acli_node_json); `offset` pages through their lists.
+ * The others (summary, classes, instances, children, icicle, leak) are
+ * views over the indexes of view_state.c. Every answer is bounded by `n`.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/analysis_cli.h"
+#include "tools/cli_util.h"
+#include "tools/view.h"
+
+#define MAX_PAGE 1000
+
+struct req {
+  const struct view *v;
+  view_arg_fn arg;
+  void *ctx;
+  FILE *f;
+};
+
+static uint64_t num(const struct req *r, const char *key, uint64_t dflt, uint64_t max) {
+  uint64_t x;
+  const char *s = r->arg(r->ctx, key);
+  if (!s || cli_parse_u64(s, &x)) return dflt;
+  return x > max ? max : x;
+}
+
+static void node(const struct req *r, uint32_t v) { acli_node_json(r->f, r->v->g, r->v->names, v); }
+
+static void node_retained(const struct req *r, uint32_t v) {
+  node(r, v);
+  fprintf(r->f, ",\"retained\":%" PRIu64 "}", r->v->d->retained[v]);
+}
+
+static void str(const struct req *r, const char *s) { cli_json_str(r->f, s); }
+
+/* Rows off..off+k of items[0..total) as nodes with their retained size,
+ * then the closing "]}" of the answer. */
+static void node_page(const struct req *r, const uint32_t *items, uint32_t total, uint32_t off, uint32_t k) {
+  for (uint32_t i = off; i < total && i - off < k; i++) {
+    fputs(i == off ? "\n" : ",\n", r->f);
+    node_retained(r, items[i]);
+  }
+  fputs("]}", r->f);
+}
+
+/* ---- answers shaped like the CLI's --json ---- */
+
+static int api_info(const struct req *r) {
+  const struct hg_graph *g = r->v->g;
+  const struct hg_meta *m = &g->meta;
+  FILE *f = r->f;
+  uint64_t classified = 0;
+  for (uint32_t i = 0; i < g->node_count; i++) classified += g->node_class[i] != 0;
+  fprintf(f, "{\"file\":");
+  str(r, r->v->path);
+  fprintf(f, ",\"file_size\":%" PRIu64 ",\"format_version\":%u,\"checksum\":\"0x%016" PRIx64
+             "\",\"checksum_ok\":%s",
+          g->file_size, g->format_version, g->checksum, g->checksum_ok ? "true" : "false");
+  const char *tk[] = {"platform", "os_version", "arch", "process", "trigger", "allocator", "heap_status"};
+  const char *tv[] = {m->platform, m->os_version, m->arch, m->process, m->trigger, m->allocator, m->heap_status};
+  for (size_t i = 0; i < sizeof tk / sizeof tk[0]; i++) {
+    fprintf(f, ",\"%s\":", tk[i]);
+    str(r, tv[i]);
+  }
+  fprintf(f, ",\"pointer_size\":%u,\"page_size\":%u,\"pid\":%" PRId64 ",\"time_ns\":%" PRIu64 ",\"app\":{",
+          m->pointer_size, m->page_size, m->pid, m->time_ns);
+  for (size_t i = 0; i < m->app_count; i++) {
+    fputs(i ? "," : "", f);
+    str(r, m->app[i].key);
+    fputc(':', f);
+    str(r, m->app[i].value);
+  }
+  fputs("},\"capture\":{", f);
+  for (size_t i = 0; i < m->capture_count; i++) {
+    fputs(i ? "," : "", f);
+    str(r, m->capture[i].key);
+    fprintf(f, ":%" PRIu64, m->capture[i].value);
+  }
+  fprintf(f, "},\"counts\":{\"regions\":%u,\"images\":%u,\"threads\":%u,\"heaps\":%u,\"classes\":%u,"
+             "\"strings\":%u,\"nodes\":%u,\"edges\":%u,\"roots\":%u}",
+          g->region_count, g->image_count, g->thread_count, g->heap_count, g->class_count,
+          g->string_count, g->node_count, g->edge_count, g->root_count);
+  fprintf(f, ",\"node_bytes\":%" PRIu64 ",\"classified_nodes\":%" PRIu64 "}", r->v->bytes_total,
+          classified);
+  return 200;
+}
+
+struct rgroup {
+  const char *name;
+  uint64_t count, virt, resident, dirty, swapped;
+};
+
+static int rg_by_name(const void *a, const void *b) {
+  const struct hg_region *const *x = a, *const *y = b;
+  return strcmp((*x)->name ? (*x)->name : "", (*y)->name ? (*y)->name : "");
+}
+
+static int rg_by_dirty(const void *a, const void *b) {
+  const struct rgroup *x = a, *y = b;
+  if (x->dirty != y->dirty) return x->dirty < y->dirty ? 1 : -1;
+  if (x->virt != y->virt) return x->virt < y->virt ? 1 : -1;
+  return strcmp(x->name, y->name);
+}
+
+/* `regions --json` (one object per line there) as one array. */
+static int api_regions(const struct req *r) {
+  const struct hg_graph *g = r->v->g;
+  const struct hg_region **s = malloc(((size_t)g->region_count + 1) * sizeof *s);
+  struct rgroup *gr = calloc((size_t)g->region_count + 1, sizeof *gr), total = {"TOTAL", 0, 0, 0, 0, 0};
+  if (!s || !gr) {
+    free(s), free(gr);
+    return 500;
+  }
+  for (uint32_t i = 0; i < g->region_count; i++) s[i] = &g->regions[i];
+  qsort(s, g->region_count, sizeof *s, rg_by_name);
+  size_t ng = 0;
+  for (uint32_t i = 0; i < g->region_count; i++) {
+    const char *name = s[i]->name && *s[i]->name ? s[i]->name : "(anonymous)";
+    if (!ng || strcmp(gr[ng - 1].name, name)) gr[ng++].name = name;
+    struct rgroup *x[2] = {&gr[ng - 1], &total};
+    for (int j = 0; j < 2; j++) {
+      x[j]->count++;
+      x[j]->virt += s[i]->size;
+      x[j]->resident += s[i]->resident;
+      x[j]->dirty += s[i]->dirty;
+      x[j]->swapped += s[i]->swapped;
+    }
+  }
+  qsort(gr, ng, sizeof *gr, rg_by_dirty);
+  fputc('[', r->f);
+  for (size_t i = 0; i <= ng; i++) {
+    const struct rgroup *x = i < ng ? &gr[i] : &total;
+    fprintf(r->f, "%s{\"name\":", i ? ",\n" : "");
+    str(r, x->name);
+    fprintf(r->f, ",\"count\":%" PRIu64 ",\"virtual\":%" PRIu64 ",\"resident\":%" PRIu64
+                  ",\"dirty\":%" PRIu64 ",\"swapped\":%" PRIu64 "%s}",
+            x->count, x->virt, x->resident, x->dirty, x->swapped, i < ng ? "" : ",\"total\":true");
+  }
+  fputc(']', r->f);
+  free(s), free(gr);
+  return 200;
+}
+
+static const uint64_t *sort_key;
+static int by_key_desc(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  if (sort_key[x] != sort_key[y]) return sort_key[x] > sort_key[y] ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+static int api_top(const struct req *r) {
+  const struct view *v = r->v;
+  const struct hg_graph *g = v->g;
+  uint32_t k = (uint32_t)num(r, "n", 20, MAX_PAGE), nc = g->class_count + 1, nrows = 0;
+  uint32_t *top = malloc(((size_t)k + 1) * sizeof *top), *rows = malloc((size_t)nc * sizeof *rows);
+  if (!top || !rows) {
+    free(top), free(rows);
+    return 500;
+  }
+  uint32_t nt = 0; /* hg_dominators_top's answer, from the sorted order */
+  for (uint32_t i = 0; i < g->node_count && nt < k; i++)
+    if (v->d->idom[v->order[i]] != HG_NONE) top[nt++] = v->order[i];
+  for (uint32_t c = 0; c < nc; c++)
+    if (v->rcount[c]) rows[nrows++] = c;
+  sort_key = v->cretained;
+  qsort(rows, nrows, sizeof *rows, by_key_desc);
+  if (nrows > k) nrows = k;
+  fprintf(r->f, "{\"nodes_total\":%" PRIu32 ",\"bytes_total\":%" PRIu64 ",\"reachable_count\":%" PRIu32
+                ",\"reachable_bytes\":%" PRIu64 ",\"nodes\":[",
+          g->node_count, v->bytes_total, v->d->reachable_count, v->d->reachable_bytes);
+  for (uint32_t i = 0; i < nt; i++) {
+    fputs(i ? ",\n" : "\n", r->f);
+    node_retained(r, top[i]);
+  }
+  fputs("],\"classes\":[", r->f);
+  for (uint32_t i = 0; i < nrows; i++) {
+    uint32_t c = rows[i];
+    fprintf(r->f, "%s{\"class\":", i ? ",\n" : "\n");
+    str(r, c ? v->names[c] : NULL);
+    fprintf(r->f, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retained\":%" PRIu64 "}", v->rcount[c],
+            v->rbytes[c], v->cretained[c]);
+  }
+  fputs("]}", r->f);
+  free(top), free(rows);
+  return 200;
+}
+
+/* The node named by ?node=, or -1 after writing a 404 answer. */
+static int64_t node_of(const struct req *r) {
+  int64_t v = view_node_arg(r->v, r->arg(r->ctx, "node"));
+  if (v < 0) fputs("{\"error\":\"no node at that address\"}", r->f);
+  return v;
+}
+
+static const struct hg_region *region_of(const struct hg_graph *g, uint64_t addr) {
+  for (uint32_t i = 0; i < g->region_count; i++)
+    if (addr >= g->regions[i].start && addr - g->regions[i].start < g->regions[i].size)
+      return &g->regions[i];
+  return NULL;
+}
+
+static void edge_row(const struct req *r, uint32_t e, uint32_t other, int first) {
+  const struct hg_graph *g = r->v->g;
+  fputs(first ? "\n" : ",\n", r->f);
+  node(r, other);
+  fputs(",\"field\":", r->f);
+  str(r, hg_graph_edge_field(g, e));
+  fprintf(r->f, ",\"offset\":%" PRIu32 ",\"kind\":\"%s\"}", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
+}
+
+static int api_show(const struct req *r) {
+  const struct hg_graph *g = r->v->g;
+  int64_t n = node_of(r);
+  if (n < 0) return 404;
+  uint32_t v = (uint32_t)n, k = (uint32_t)num(r, "n", 50, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  const struct hg_region *rg = region_of(g, g->node_addr[v]);
+  uint32_t c = g->node_class[v], heap = g->node_heap[v];
+  uint32_t nout = g->edge_start[v + 1] - g->edge_start[v], nin = g->in_start[v + 1] - g->in_start[v];
+  fputs("{\"node\":", r->f);
+  node(r, v);
+  fputs(",\"class_kind\":", r->f);
+  str(r, c && c <= g->class_count ? hg_class_kind_name(g->classes[c - 1].kind) : NULL);
+  fprintf(r->f, ",\"flags\":%u,\"heap\":", (unsigned)g->node_flags[v]);
+  str(r, heap && heap <= g->heap_count ? g->heaps[heap - 1] : NULL);
+  fputs(",\"region\":", r->f);
+  str(r, rg ? (rg->name ? rg->name : "") : NULL);
+  fputs("},\"roots\":[", r->f);
+  for (uint32_t i = 0, m = 0; i < g->root_count; i++) {
+    if (g->roots[i].target != v) continue;
+    fprintf(r->f, "%s{\"kind\":\"%s\",\"addr\":", m++ ? "," : "", hg_root_kind_name(g->roots[i].kind));
+    cli_json_addr(r->f, g->roots[i].addr);
+    fputc('}', r->f);
+  }
+  fprintf(r->f, "],\"out_count\":%" PRIu32 ",\"out\":[", nout);
+  for (uint32_t i = off; i < nout && i - off < k; i++) {
+    uint32_t e = g->edge_start[v] + i;
+    edge_row(r, e, g->edge_target[e], i == off);
+  }
+  fprintf(r->f, "],\"in_count\":%" PRIu32 ",\"in\":[", nin);
+  for (uint32_t i = off; i < nin && i - off < k; i++) {
+    uint32_t j = g->in_start[v] + i;
+    edge_row(r, g->in_edge[j], g->in_source[j], i == off);
+  }
+  fputs("]}", r->f);
+  return 200;
+}
+
+static int api_dominators(const struct req *r) {
+  const struct view *v = r->v;
+  const struct hg_dominators *d = v->d;
+  int64_t n = node_of(r);
+  if (n < 0) return 404;
+  uint32_t x = (uint32_t)n, k = (uint32_t)num(r, "n", 20, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  fputs("{\"node\":", r->f);
+  node_retained(r, x);
+  fprintf(r->f, ",\"reachable\":%s,\"chain\":[", d->idom[x] != HG_NONE ? "true" : "false");
+  int first = 1;
+  for (uint32_t u = d->idom[x]; u < v->g->node_count; u = d->idom[u], first = 0) {
+    fputs(first ? "\n" : ",\n", r->f);
+    node_retained(r, u);
+  }
+  uint32_t b = v->kid_start[x], nk = v->kid_start[x + 1] - b;
+  fprintf(r->f, "],\"dominated_count\":%" PRIu32 ",\"dominated\":[", nk);
+  node_page(r, v->kids + b, nk, off, k);
+  return 200;
+}
+
+static int api_path(const struct req *r) {
+  const struct hg_graph *g = r->v->g;
+  int64_t n = node_of(r);
+  if (n < 0) return 404;
+  uint32_t k = (uint32_t)num(r, "n", 1, 100);
+  struct hg_paths *p = NULL;
+  int rc = hg_paths_to_roots((struct hg_graph *)g, (uint32_t)n, k ? k : 1, &p);
+  if (rc == HG_ENOTFOUND) {
+    fputs("{\"reachable\":false,\"paths\":[]}", r->f);
+    return 200;
+  }
+  if (rc) return 500;
+  fputs("{\"reachable\":true,\"paths\":[", r->f);
+  for (uint32_t i = 0; i < p->count; i++) {
+    const struct hg_path *pa = &p->paths[i];
+    const struct hg_root *rt = pa->root < g->root_count ? &g->roots[pa->root] : NULL;
+    fprintf(r->f, "%s{\"length\":%" PRIu32 ",\"root\":", i ? ",\n" : "\n", pa->length);
+    if (rt) {
+      fprintf(r->f, "{\"kind\":\"%s\",\"owner\":", hg_root_kind_name(rt->kind));
+      if (rt->owner == HG_NO_OWNER) fputs("null", r->f);
+      else fprintf(r->f, "%" PRIu32, rt->owner);
+      fputs(",\"addr\":", r->f);
+      cli_json_addr(r->f, rt->addr);
+      fputc('}', r->f);
+    } else {
+      fputs("null", r->f);
+    }
+    fputs(",\"steps\":[", r->f);
+    for (uint32_t j = 0; j <= pa->length; j++) {
+      fputs(j ? ",\n" : "", r->f);
+      node(r, pa->nodes[j]);
+      if (j) {
+        uint32_t e = pa->edges[j - 1];
+        fputs(",\"via\":", r->f);
+        str(r, hg_graph_edge_field(g, e));
+        fprintf(r->f, ",\"offset\":%" PRIu32 ",\"kind\":\"%s\"", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
+      }
+      fputc('}', r->f);
+    }
+    fputs("]}", r->f);
+  }
+  fputs("]}", r->f);
+  hg_paths_free(p);
+  return 200;
+}
+
+static int api_leaks(const struct req *r) {
+  const struct hg_leaks *l = r->v->leaks;
+  uint32_t k = (uint32_t)num(r, "n", 50, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  fprintf(r->f, "{\"leaked_count\":%" PRIu32 ",\"leaked_bytes\":%" PRIu64 ",\"root_leaks\":%" PRIu32
+                ",\"exact\":%s,\"leaks\":[",
+          l->leaked_count, l->leaked_bytes, l->count, l->held_exact ? "true" : "false");
+  for (uint32_t i = off; i < l->count && i - off < k; i++) {
+    const struct hg_leak *x = &l->leaks[i];
+    fputs(i == off ? "\n" : ",\n", r->f);
+    node(r, x->node);
+    fprintf(r->f, ",\"group_count\":%" PRIu32 ",\"group_bytes\":%" PRIu64 ",\"count\":%" PRIu32
+                  ",\"bytes\":%" PRIu64 ",\"owned_count\":%" PRIu32 ",\"owned_bytes\":%" PRIu64 "}",
+            x->group_count, x->group_bytes, x->count, x->bytes, x->owned_count, x->owned_bytes);
+  }
+  fputs("]}", r->f);
+  return 200;
+}
+
+#define CYCLE_MEMBERS 20
+#define CYCLE_REFS 40
+
+/* Members of cycle i (up to `max`) and the retaining references among them. */
+static void cycle_body(const struct req *r, uint32_t i, uint32_t max) {
+  const struct hg_graph *g = r->v->g;
+  const struct hg_cycle *cy = &r->v->cycles->cycles[i];
+  const uint32_t *mem = r->v->cycles->members + cy->first;
+  fprintf(r->f, "{\"count\":%" PRIu32 ",\"bytes\":%" PRIu64 ",\"leaked\":%s,\"members\":[", cy->count,
+          cy->bytes, cy->leaked ? "true" : "false");
+  for (uint32_t j = 0; j < cy->count && j < max; j++) {
+    fputs(j ? "," : "", r->f);
+    node(r, mem[j]);
+    fputc('}', r->f);
+  }
+  fputs("],\"references\":[", r->f);
+  uint32_t refs = 0;
+  for (uint32_t j = 0; j < cy->count && refs < CYCLE_REFS; j++) {
+    uint32_t u = mem[j];
+    for (uint32_t e = g->edge_start[u]; e < g->edge_start[u + 1] && refs < CYCLE_REFS; e++) {
+      uint32_t t = g->edge_target[e];
+      if (!hg_edge_kind_retains(g->edge_kind[e])) continue;
+      /* members are sorted by address: binary search for t */
+      uint32_t lo = 0, hi = cy->count;
+      while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (g->node_addr[mem[mid]] < g->node_addr[t]) lo = mid + 1;
+        else hi = mid;
+      }
+      if (lo == cy->count || mem[lo] != t) continue;
+      char buf[32];
+      fprintf(r->f, "%s{\"from\":%" PRIu32 ",\"to\":%" PRIu32 ",\"field\":", refs ? "," : "", u, t);
+      str(r, acli_edge_name(g, e, buf, sizeof buf));
+      fprintf(r->f, ",\"kind\":\"%s\"}", hg_edge_kind_name(g->edge_kind[e]));
+      refs++;
+    }
+  }
+  fputs("]}", r->f);
+}
+
+static int api_cycles(const struct req *r) {
+  const struct hg_cycles *c = r->v->cycles;
+  uint32_t k = (uint32_t)num(r, "n", 20, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  fprintf(r->f, "{\"cycle_count\":%" PRIu32 ",\"cycles\":[", c->count);
+  for (uint32_t i = off; i < c->count && i - off < k; i++) {
+    fputs(i == off ? "\n" : ",\n", r->f);
+    cycle_body(r, i, CYCLE_MEMBERS);
+  }
+  fputs("]}", r->f);
+  return 200;
+}
+
+static int api_diff(const struct req *r) {
+  const struct hg_diff *d = r->v->diff;
+  if (!d) {
+    fputs("{\"error\":\"no baseline: run heapgraph view SNAP BASELINE\"}", r->f);
+    return 404;
+  }
+  uint32_t k = (uint32_t)num(r, "n", 30, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  fprintf(r->f, "{\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64 ",\"new_count\":%" PRIu64
+                ",\"new_bytes\":%" PRIu64 ",\"class_count\":%" PRIu32 ",\"classes\":[",
+          d->old_count, d->old_bytes, d->new_count, d->new_bytes, d->count);
+  for (uint32_t i = off; i < d->count && i - off < k; i++) {
+    const struct hg_class_delta *c = &d->classes[i];
+    char *dem = c->name && c->kind == HG_CLASS_CXX ? cli_demangle_type(c->name) : NULL;
+    fprintf(r->f, "%s{\"class\":", i == off ? "\n" : ",\n");
+    str(r, dem ? dem : c->name);
+    fprintf(r->f, ",\"kind\":\"%s\",\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64 ",\"new_count\":%" PRIu64
+                  ",\"new_bytes\":%" PRIu64 ",\"delta_count\":%" PRId64 ",\"delta_bytes\":%" PRId64 ",\"new\":%s}",
+            hg_class_kind_name(c->kind), c->old_count, c->old_bytes, c->new_count, c->new_bytes,
+            (int64_t)(c->new_count - c->old_count), (int64_t)(c->new_bytes - c->old_bytes),
+            c->old_count ? "false" : "true");
+    free(dem);
+  }
+  fputs("]}", r->f);
+  return 200;
+}
+
+/* ---- viewer-only answers ---- */
+
+static int api_summary(const struct req *r) {
+  const struct view *v = r->v;
+  fprintf(r->f, "{\"nodes_total\":%" PRIu32 ",\"edges_total\":%" PRIu32 ",\"bytes_total\":%" PRIu64
+                ",\"reachable_count\":%" PRIu32 ",\"reachable_bytes\":%" PRIu64 ",\"leaked_count\":%" PRIu32
+                ",\"leaked_bytes\":%" PRIu64 ",\"root_leaks\":%" PRIu32 ",\"cycle_count\":%" PRIu32
+                ",\"class_count\":%" PRIu32 ",\"baseline\":",
+          v->g->node_count, v->g->edge_count, v->bytes_total, v->d->reachable_count, v->d->reachable_bytes,
+          v->leaks->leaked_count, v->leaks->leaked_bytes, v->leaks->count, v->cycles->count,
+          v->g->class_count);
+  str(r, v->base_path);
+  fputs(",\"startup_seconds\":{", r->f);
+  for (int i = 0; i < 8; i++) fprintf(r->f, "%s\"%s\":%.3f", i ? "," : "", view_step_names[i], v->seconds[i]);
+  fputs("}}", r->f);
+  return 200;
+}
+
+static const char *class_label(const struct view *v, uint32_t c) {
+  return c ? v->names[c] : "(unclassified)";
+}
+
+/* Classes with count, bytes, retained: ?sort=retained|bytes|count|name
+ * &desc=1|0 &q=substring &offset &n. */
+static const struct view *cls_v;
+static int cls_field;
+static int cls_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  const uint64_t *k = cls_field == 0 ? cls_v->cretained : cls_field == 1 ? cls_v->cbytes : cls_v->ccount;
+  if (cls_field < 3 && k[x] != k[y]) return k[x] > k[y] ? -1 : 1;
+  if (cls_field == 3) {
+    int s = strcmp(class_label(cls_v, x), class_label(cls_v, y));
+    if (s) return s;
+  }
+  return x < y ? -1 : x > y;
+}
+
+static int api_classes(const struct req *r) {
+  const struct view *v = r->v;
+  uint32_t nc = v->g->class_count + 1, nrows = 0;
+  uint32_t k = (uint32_t)num(r, "n", 100, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  const char *q = r->arg(r->ctx, "q"), *sort = r->arg(r->ctx, "sort");
+  int asc = num(r, "asc", 0, 1) == 1;
+  uint32_t *rows = malloc((size_t)nc * sizeof *rows);
+  if (!rows) return 500;
+  for (uint32_t c = 0; c < nc; c++)
+    if (v->ccount[c] && (!q || !*q || strcasestr(class_label(v, c), q))) rows[nrows++] = c;
+  cls_v = v;
+  cls_field = !sort || !strcmp(sort, "retained") ? 0 : !strcmp(sort, "bytes") ? 1 : !strcmp(sort, "count") ? 2 : 3;
+  qsort(rows, nrows, sizeof *rows, cls_cmp);
+  fprintf(r->f, "{\"total\":%" PRIu32 ",\"rows\":[", nrows);
+  for (uint32_t i = off; i < nrows && i - off < k; i++) {
+    uint32_t c = rows[asc ? nrows - 1 - i : i];
+    const struct hg_class *kc = c ? &v->g->classes[c - 1] : NULL;
+    fprintf(r->f, "%s{\"id\":%" PRIu32 ",\"class\":", i == off ? "\n" : ",\n", c);
+    str(r, c ? v->names[c] : NULL);
+    fputs(",\"kind\":", r->f);
+    str(r, kc ? hg_class_kind_name(kc->kind) : NULL);
+    fputs(",\"mangled\":", r->f);
+    str(r, kc ? kc->name : NULL);
+    fprintf(r->f, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retained\":%" PRIu64 "}", v->ccount[c],
+            v->cbytes[c], v->cretained[c]);
+  }
+  fputs("]}", r->f);
+  free(rows);
+  return 200;
+}
+
+static int api_instances(const struct req *r) {
+  const struct view *v = r->v;
+  uint64_t c = num(r, "class", UINT64_MAX, UINT64_MAX);
+  if (c > v->g->class_count) {
+    fputs("{\"error\":\"no such class\"}", r->f);
+    return 404;
+  }
+  uint32_t k = (uint32_t)num(r, "n", 100, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  uint32_t b = v->inst_start[c], total = v->inst_start[c + 1] - b;
+  fprintf(r->f, "{\"id\":%" PRIu64 ",\"class\":", c);
+  str(r, c ? v->names[c] : NULL);
+  fprintf(r->f, ",\"total\":%" PRIu32 ",\"rows\":[", total);
+  node_page(r, v->inst + b, total, off, k);
+  return 200;
+}
+
+/* Dominator-tree children of ?node= (absent: the roots). */
+static int api_children(const struct req *r) {
+  const struct view *v = r->v;
+  uint32_t x = v->g->node_count;
+  if (r->arg(r->ctx, "node")) {
+    int64_t n = node_of(r);
+    if (n < 0) return 404;
+    x = (uint32_t)n;
+  }
+  uint32_t k = (uint32_t)num(r, "n", 100, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  uint32_t b = v->kid_start[x], total = v->kid_start[x + 1] - b;
+  fprintf(r->f, "{\"retained\":%" PRIu64 ",\"total\":%" PRIu32 ",\"rows\":[",
+          x < v->g->node_count ? v->d->retained[x] : v->d->reachable_bytes, total);
+  for (uint32_t i = off; i < total && i - off < k; i++) {
+    uint32_t u = v->kids[b + i];
+    fputs(i == off ? "\n" : ",\n", r->f);
+    node(r, u);
+    fprintf(r->f, ",\"retained\":%" PRIu64 ",\"children\":%" PRIu32 "}", v->d->retained[u],
+            v->kid_start[u + 1] - v->kid_start[u]);
+  }
+  fputs("]}", r->f);
+  return 200;
+}
+
+/* Icicle: the dominator subtree of ?node= (absent: the roots) to ?depth=
+ * levels, the ?n= biggest children per node, none under 0.1 % of the whole
+ * drawn (so at most 1,000 blocks a level); "other" = the rest's bytes. */
+static void icicle(const struct req *r, uint32_t x, unsigned depth, uint32_t k, uint64_t whole) {
+  const struct view *v = r->v;
+  uint32_t b = v->kid_start[x], total = v->kid_start[x + 1] - b;
+  uint64_t shown = 0;
+  if (x < v->g->node_count) {
+    node(r, x);
+    fprintf(r->f, ",\"retained\":%" PRIu64, v->d->retained[x]);
+  } else {
+    fprintf(r->f, "{\"index\":null,\"class\":\"(roots)\",\"size\":0,\"retained\":%" PRIu64, v->d->reachable_bytes);
+  }
+  fputs(",\"children\":[", r->f);
+  for (uint32_t i = 0; depth && i < total && i < k; i++) {
+    uint32_t u = v->kids[b + i];
+    if (!v->d->retained[u] || v->d->retained[u] < whole / 1000) break; /* <= 1,000 blocks a level */
+    fputs(i ? "," : "", r->f);
+    icicle(r, u, depth - 1, k, whole);
+    shown += v->d->retained[u];
+  }
+  uint64_t all = x < v->g->node_count ? v->d->retained[x] - v->g->node_size[x] : v->d->reachable_bytes;
+  fprintf(r->f, "],\"other\":%" PRIu64 "}", all - shown);
+}
+
+static int api_icicle(const struct req *r) {
+  uint32_t x = r->v->g->node_count;
+  if (r->arg(r->ctx, "node")) {
+    int64_t n = node_of(r);
+    if (n < 0) return 404;
+    x = (uint32_t)n;
+  }
+  icicle(r, x, (unsigned)num(r, "depth", 4, 8), (uint32_t)num(r, "n", 12, 50),
+         x < r->v->g->node_count ? r->v->d->retained[x] : r->v->d->reachable_bytes);
+  return 200;
+}
+
+/* The group of the root leak at ?node=: its cycle's members (a lone block
+ * is its own group). */
+static int api_leak(const struct req *r) {
+  const struct view *v = r->v;
+  int64_t n = node_of(r);
+  if (n < 0) return 404;
+  const struct hg_cycles *c = v->cycles;
+  for (uint32_t i = 0; i < c->count; i++)
+    for (uint32_t j = 0; j < c->cycles[i].count; j++)
+      if (c->members[c->cycles[i].first + j] == (uint32_t)n) {
+        cycle_body(r, i, (uint32_t)num(r, "n", 100, MAX_PAGE));
+        return 200;
+      }
+  fprintf(r->f, "{\"count\":1,\"bytes\":%" PRIu64 ",\"leaked\":%s,\"members\":[", v->g->node_size[n],
+          v->d->idom[n] == HG_NONE ? "true" : "false");
+  node(r, (uint32_t)n);
+  fputs("}],\"references\":[]}", r->f);
+  return 200;
+}
+
+int view_api(const struct view *v, const char *name, view_arg_fn arg, void *ctx, FILE *f) {
+  static const struct {
+    const char *name;
+    int (*fn)(const struct req *);
+  } table[] = {{"info", api_info},       {"regions", api_regions},     {"top", api_top},
+               {"show", api_show},       {"dominators", api_dominators}, {"path", api_path},
+               {"leaks", api_leaks},     {"cycles", api_cycles},       {"diff", api_diff},
+               {"summary", api_summary}, {"classes", api_classes},     {"instances", api_instances},
+               {"children", api_children}, {"icicle", api_icicle},     {"leak", api_leak}};
+  struct req r = {v, arg, ctx, f};
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (!strcmp(name, table[i].name)) return table[i].fn(&r);
+  fputs("{\"error\":\"no such API\"}", f);
+  return 404;
+}

@@ -1,0 +1,530 @@
+// viewer/app.js — the heapgraph viewer's page logic: hash routes (so the
+// browser's back button works), one render function per view, all data from
+// the server's JSON API one page at a time. Every string from the snapshot
+// reaches the page as a text node (never as HTML).
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const main = $('main');
+
+// ---- DOM helpers: h('td', {class: 'n'}, 'text', node, …) — strings become text nodes.
+function h(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'on') for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
+    else if (k === 'style') e.style.cssText = v;
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const k of kids.flat(Infinity)) if (k !== undefined && k !== null && k !== false) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+// ---- formatting
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+function bytes(n) {
+  n = Number(n);
+  let u = 0, x = n;
+  while (Math.abs(x) >= 1024 && u < UNITS.length - 1) { x /= 1024; u++; }
+  const s = u === 0 ? String(x) : x.toFixed(Math.abs(x) < 10 ? 2 : Math.abs(x) < 100 ? 1 : 0);
+  return h('span', {class: 'num', title: n.toLocaleString('en-US') + ' bytes', 'data-v': n}, s, h('span', {class: 'unit'}, UNITS[u]));
+}
+const count = (n) => h('span', {class: 'num', 'data-v': n, title: String(n)}, Number(n).toLocaleString('en-US'));
+function signed(n, fmt) {
+  const e = fmt(Math.abs(n));
+  e.setAttribute('data-v', n);
+  e.prepend(n > 0 ? '+' : n < 0 ? '−' : '');
+  e.classList.add(n > 0 ? 'pos' : n < 0 ? 'neg' : 'zero');
+  return e;
+}
+const pl = (n, word) => (Number(n) === 1 ? word : word + 's');
+const pct = (a, b) => (b ? (100 * a / b).toFixed(1) : '0.0') + '%';
+function duration(ns) {
+  ns = Number(ns);
+  if (ns >= 1e9) return (ns / 1e9).toFixed(2) + ' s';
+  if (ns >= 1e6) return (ns / 1e6).toFixed(1) + ' ms';
+  if (ns >= 1e3) return (ns / 1e3).toFixed(1) + ' µs';
+  return ns + ' ns';
+}
+const label = (c) => (c === null || c === undefined ? '(unclassified)' : c);
+function nodeLink(n) {
+  return h('a', {href: '#/object/' + encodeURIComponent(n.addr), class: 'addr', 'data-addr': n.addr}, n.addr);
+}
+function nodeRef(n) {
+  return h('span', {}, nodeLink(n), ' ', h('span', {class: 'cls', 'data-class': label(n.class)}, label(n.class)), ' ', h('span', {class: 'muted'}, '(', bytes(n.size), ')'));
+}
+function bar(v, max) {
+  return h('div', {class: 'bar-bg'}, h('div', {class: 'bar-fg', style: 'width:' + (max > 0 ? Math.max(0.5, 100 * v / max) : 0) + '%'}));
+}
+
+// ---- API
+async function api(name, params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') q.set(k, v);
+  const r = await fetch('/api/' + name + (q.toString() ? '?' + q : ''), {credentials: 'same-origin'});
+  const body = await r.json().catch(() => ({error: 'bad answer (' + r.status + ')'}));
+  if (!r.ok) throw new Error(body.error || ('HTTP ' + r.status));
+  return body;
+}
+
+// ---- routing: #/view/arg?k=v
+function route() {
+  const raw = location.hash.replace(/^#\/?/, '') || 'summary';
+  const [path, qs] = raw.split('?');
+  const parts = path.split('/').map(decodeURIComponent);
+  return {view: parts[0], arg: parts.slice(1).join('/'), q: new URLSearchParams(qs || '')};
+}
+function go(view, arg, q) {
+  const qs = q ? new URLSearchParams(Object.entries(q).filter(([, v]) => v !== undefined && v !== '' && v !== null)).toString() : '';
+  location.hash = '#/' + view + (arg !== undefined && arg !== null && arg !== '' ? '/' + encodeURIComponent(arg) : '') + (qs ? '?' + qs : '');
+}
+
+let summary = null;
+let selectable = null; // {rows: [...tr], index, open(i)} for j/k/Enter
+
+function setSelectable(rows, open) {
+  selectable = {rows, index: -1, open};
+}
+function select(i) {
+  if (!selectable || !selectable.rows.length) return;
+  i = Math.max(0, Math.min(selectable.rows.length - 1, i));
+  if (selectable.index >= 0 && selectable.rows[selectable.index]) selectable.rows[selectable.index].classList.remove('sel');
+  selectable.index = i;
+  const r = selectable.rows[i];
+  r.classList.add('sel');
+  r.scrollIntoView({block: 'nearest'});
+}
+
+function pager(total, offset, n, move) {
+  const end = Math.min(total, offset + n);
+  return h('div', {class: 'pager'},
+    h('button', {disabled: offset <= 0, 'data-page': 'prev', on: {click: () => move(Math.max(0, offset - n))}}, '‹ Prev'),
+    h('span', {}, total ? (offset + 1).toLocaleString('en-US') + '–' + end.toLocaleString('en-US') + ' of ' + Number(total).toLocaleString('en-US') : 'none'),
+    h('button', {disabled: end >= total, 'data-page': 'next', on: {click: () => move(offset + n)}}, 'Next ›'));
+}
+let pageMove = null; // [prev, next] for the [ and ] keys
+let afterAttach = []; // run once the view is in the document
+
+async function render() {
+  const r = route();
+  for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('on', a.dataset.tab === r.view || (a.dataset.tab === 'classes' && r.view === 'class'));
+  selectable = null;
+  pageMove = null;
+  const views = {summary: vSummary, classes: vClasses, class: vClass, dominators: vDominators, object: vObject, leaks: vLeaks, cycles: vCycles, diff: vDiff};
+  const fn = views[r.view] || vSummary;
+  const box = h('div', {'data-view': r.view});
+  afterAttach = [];
+  try {
+    await fn(box, r);
+  } catch (e) {
+    box.append(h('p', {class: 'err'}, String(e.message || e)));
+  }
+  main.replaceChildren(box);
+  for (const f of afterAttach) f(); // charts need the laid-out size
+  document.title = 'heapgraph — ' + (box.querySelector('h1') ? box.querySelector('h1').textContent : r.view);
+  main.setAttribute('data-ready', location.hash);
+}
+
+// ---- Summary
+const KIND_ORDER = ['heap', 'stack', 'image', 'anonymous', 'file', 'other'];
+function regionKind(name) {
+  if (name === '[heap]' || /malloc|heap|MALLOC/.test(name)) return 'heap';
+  if (name.startsWith('[stack') || /stack/i.test(name)) return 'stack';
+  if (name === '(anonymous)' || name.startsWith('[anon')) return 'anonymous';
+  if (/\.so(\.|$)|\/lib|\/bin\/|\.dylib|\.framework/.test(name)) return 'image';
+  if (name.startsWith('/')) return 'file';
+  return 'other';
+}
+// Squarified treemap (Bruls, Huizing, van Wijk) of items {value} into a w×h box.
+function squarify(items, x, y, w, hgt) {
+  const out = [];
+  const total = items.reduce((s, i) => s + i.value, 0);
+  if (!total) return out;
+  const scale = (w * hgt) / total;
+  let rest = items.map((i) => ({...i, area: i.value * scale}));
+  while (rest.length) {
+    const side = Math.min(w, hgt);
+    let row = [rest[0]], best = worst(row, side), k = 1;
+    while (k < rest.length) {
+      const next = worst(row.concat(rest[k]), side);
+      if (next > best) break;
+      row.push(rest[k]); best = next; k++;
+    }
+    const sum = row.reduce((s, i) => s + i.area, 0);
+    if (w >= hgt) {
+      const cw = sum / hgt; let cy = y;
+      for (const i of row) { const ch = i.area / cw; out.push({...i, x, y: cy, w: cw, h: ch}); cy += ch; }
+      x += cw; w -= cw;
+    } else {
+      const chh = sum / w; let cx = x;
+      for (const i of row) { const cw = i.area / chh; out.push({...i, x: cx, y, w: cw, h: chh}); cx += cw; }
+      y += chh; hgt -= chh;
+    }
+    rest = rest.slice(k);
+  }
+  return out;
+  function worst(row, side) {
+    const s = row.reduce((a, i) => a + i.area, 0), mx = Math.max(...row.map((i) => i.area)), mn = Math.min(...row.map((i) => i.area));
+    return Math.max((side * side * mx) / (s * s), (s * s) / (side * side * mn));
+  }
+}
+
+async function vSummary(box) {
+  const [info, regions, s] = await Promise.all([api('info'), api('regions'), api('summary')]);
+  const title = (info.process || '(unknown process)') + (info.pid ? ' · pid ' + info.pid : '');
+  box.append(h('h1', {}, title),
+    h('p', {class: 'sub'}, [info.platform, info.os_version, info.arch].filter(Boolean).join(' · '),
+      info.time_ns ? ' · captured ' + new Date(Number(info.time_ns) / 1e6).toLocaleString() : '',
+      info.trigger ? ' · trigger: ' + info.trigger : ''));
+  const card = (k, v, d, cls) => h('div', {class: 'card ' + (cls || ''), 'data-card': k}, h('div', {class: 'k'}, k), h('div', {class: 'v'}, v), h('div', {class: 'd'}, d || ''));
+  box.append(h('div', {class: 'cards'},
+    card('Heap blocks', count(s.nodes_total), bytes(s.bytes_total)),
+    card('Reachable', bytes(s.reachable_bytes), [count(s.reachable_count), ' blocks · ', pct(s.reachable_bytes, s.bytes_total)]),
+    card('Leaked', bytes(s.leaked_bytes), [count(s.leaked_count), pl(s.leaked_count, ' block'), ' in ', count(s.root_leaks), pl(s.root_leaks, ' root leak')], s.leaked_count ? 'warn' : ''),
+    card('Classes', count(s.class_count), [count(s.cycle_count), pl(s.cycle_count, ' reference cycle')]),
+    card('References', count(s.edges_total), [count(info.counts.roots), pl(info.counts.roots, ' root')]),
+    card('Regions', count(info.counts.regions), [count(info.counts.images), pl(info.counts.images, ' image'), ' · ', count(info.counts.threads), pl(info.counts.threads, ' thread')])));
+
+  const treeBox = h('div', {class: 'treemap', id: 'treemap'});
+  const groups = regions.filter((g) => !g.total);
+  let metric = groups.some((g) => g.resident > 0) ? 'resident' : 'virtual'; // what filled memory
+  const seg = h('span', {class: 'seg'});
+  for (const m of ['virtual', 'resident', 'dirty'])
+    seg.append(h('button', {'data-metric': m, class: m === metric ? 'on' : '', on: {click: (e) => {
+      metric = m;
+      for (const b of seg.children) b.classList.toggle('on', b === e.currentTarget);
+      treeBox.replaceChildren();
+      drawTreemap(treeBox, groups, metric);
+    }}}, m));
+  box.append(h('h2', {class: 'withtools'}, h('span', {}, 'Memory regions by kind ', h('span', {class: 'muted'}, '— area is the chosen size; hover a region for all three')), seg), treeBox);
+  const legend = h('div', {class: 'legend'});
+  const byKind = {};
+  for (const g of groups) { const k = regionKind(g.name); (byKind[k] = byKind[k] || {kind: k, virtual: 0, resident: 0, dirty: 0, count: 0}); byKind[k].virtual += g.virtual; byKind[k].resident += g.resident; byKind[k].dirty += g.dirty; byKind[k].count += g.count; }
+  for (const k of KIND_ORDER) if (byKind[k]) legend.append(h('span', {'data-kind': k}, h('i', {class: 'k-' + k}), h('b', {}, k), ' ', bytes(byKind[k].virtual), ' virtual, ', bytes(byKind[k].resident), ' resident', h('span', {class: 'muted'}, ' · ' + byKind[k].count + pl(byKind[k].count, ' region'))));
+  box.append(legend);
+  afterAttach.push(() => drawTreemap(treeBox, groups, metric));
+
+  const meta = h('dl', {class: 'kv'});
+  const row = (k, v) => { if (v !== null && v !== undefined && v !== '') meta.append(h('dt', {}, k), h('dd', {}, v)); };
+  row('File', info.file); row('File size', bytes(info.file_size)); row('Format', 'v' + info.format_version + ' · checksum ' + (info.checksum_ok ? 'ok' : 'BAD'));
+  row('Allocator', info.allocator); row('Heap status', info.heap_status); row('Pointer / page', info.pointer_size + ' B / ' + info.page_size + ' B');
+  for (const [k, v] of Object.entries(info.app || {})) row('app.' + k, v);
+  const cap = h('dl', {class: 'kv'});
+  for (const [k, v] of Object.entries(info.capture || {})) cap.append(h('dt', {}, k), h('dd', {}, /_ns$/.test(k) ? h('span', {class: 'num', title: v + ' ns'}, duration(v)) : /bytes/.test(k) ? bytes(v) : count(v)));
+  if (!cap.children.length) cap.append(h('dd', {class: 'muted'}, 'no capture statistics in this snapshot'));
+  box.append(h('div', {class: 'cols'}, h('div', {}, h('h2', {}, 'Snapshot'), meta), h('div', {}, h('h2', {}, 'Capture'), cap)));
+  const t = h('table', {id: 'regions'}, h('thead', {}, h('tr', {}, h('th', {}, 'Region'), h('th', {}, 'Kind'), h('th', {class: 'n'}, 'Count'), h('th', {class: 'n'}, 'Virtual'), h('th', {class: 'n'}, 'Resident'), h('th', {class: 'n'}, 'Dirty'), h('th', {class: 'n'}, 'Swapped'))));
+  const tb = h('tbody');
+  for (const g of regions.slice(0, 40)) tb.append(h('tr', {}, h('td', {class: g.total ? 'cls' : ''}, g.name), h('td', {}, g.total ? '' : regionKind(g.name)), h('td', {class: 'n'}, count(g.count)), h('td', {class: 'n'}, bytes(g.virtual)), h('td', {class: 'n'}, bytes(g.resident)), h('td', {class: 'n'}, bytes(g.dirty)), h('td', {class: 'n'}, bytes(g.swapped))));
+  t.append(tb);
+  box.append(h('h2', {}, 'Regions, most dirty first', regions.length > 41 ? h('span', {class: 'muted'}, ' (40 of ' + (regions.length - 1) + ')') : ''), t);
+}
+function drawTreemap(el, groups, metric) {
+  const W = el.clientWidth, H = el.clientHeight;
+  const items = groups.filter((g) => g[metric] > 0).sort((a, b) => b[metric] - a[metric]).slice(0, 60).map((g) => ({value: g[metric], g}));
+  if (!items.length) el.append(h('p', {class: 'muted', style: 'padding:12px 16px'}, 'No ' + metric + ' bytes recorded for these regions.'));
+  for (const r of squarify(items, 0, 0, W, H)) {
+    const k = regionKind(r.g.name);
+    const tip = r.g.name + '\nvirtual ' + r.g.virtual.toLocaleString('en-US') + ' B\nresident ' + r.g.resident.toLocaleString('en-US') + ' B\ndirty ' + r.g.dirty.toLocaleString('en-US') + ' B\n' + r.g.count + ' regions';
+    const cell = h('div', {class: 'tm k-' + k, title: tip, style: `left:${r.x}px;top:${r.y}px;width:${r.w}px;height:${r.h}px`});
+    if (r.w > 60 && r.h > 30) cell.append(h('b', {}, r.g.name.split('/').pop() || r.g.name), bytes(r.g[metric]));
+    el.append(cell);
+  }
+}
+
+// ---- Classes
+async function vClasses(box, r) {
+  const sort = r.q.get('sort') || 'retained', q = r.q.get('q') || '', offset = Number(r.q.get('offset') || 0), n = 100;
+  const asc = r.q.get('asc') === '1';
+  const d = await api('classes', {sort, q, offset, n, asc: asc ? 1 : 0});
+  box.append(h('h1', {}, 'Classes'), h('p', {class: 'sub'}, 'Instances, their own bytes, and the bytes they retain (freed if every instance went away). Click a class for its instances.'));
+  const input = h('input', {type: 'search', id: 'class-filter', placeholder: 'Filter classes…', value: q, spellcheck: 'false'});
+  let timer;
+  input.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(() => go('classes', '', {sort, q: input.value, asc: asc ? 1 : ''}), 250); });
+  box.append(h('div', {class: 'tools'}, input, h('span', {class: 'muted'}, count(d.total), ' classes')));
+  const th = (key, text) => h('th', {class: 'sort n' + (sort === key ? ' on' : ''), 'data-sort': key, on: {click: () => go('classes', '', {sort: key, q, asc: sort === key && !asc ? 1 : ''})}}, text, sort === key ? (asc ? ' ▲' : ' ▼') : '');
+  const max = Math.max(1, ...d.rows.map((x) => x.retained));
+  const tb = h('tbody');
+  const rows = [];
+  for (const c of d.rows) {
+    const tr = h('tr', {class: 'click', 'data-class-id': c.id, 'data-class': label(c.class), on: {click: () => go('class', c.id)}},
+      h('td', {}, h('a', {href: '#/class/' + c.id, class: 'cls'}, label(c.class)), c.kind ? h('span', {class: 'kindpill'}, c.kind) : ''),
+      h('td', {class: 'n', 'data-f': 'count'}, count(c.count)),
+      h('td', {class: 'n', 'data-f': 'bytes'}, bytes(c.bytes)),
+      h('td', {class: 'n', 'data-f': 'retained'}, bytes(c.retained)),
+      h('td', {class: 'barcell'}, bar(c.retained, max)));
+    rows.push(tr); tb.append(tr);
+  }
+  const nameTh = h('th', {class: 'sort' + (sort === 'name' ? ' on' : ''), 'data-sort': 'name', on: {click: () => go('classes', '', {sort: 'name', q, asc: ''})}}, 'Class');
+  box.append(h('table', {id: 'classes'}, h('thead', {}, h('tr', {}, nameTh, th('count', 'Count'), th('bytes', 'Self'), th('retained', 'Retained'), h('th', {}, ''))), tb));
+  const move = (o) => go('classes', '', {sort, q, asc: asc ? 1 : '', offset: o});
+  box.append(pager(d.total, offset, n, move));
+  pageMove = [() => offset > 0 && move(Math.max(0, offset - n)), () => offset + n < d.total && move(offset + n)];
+  setSelectable(rows, (i) => go('class', d.rows[i].id));
+}
+
+async function vClass(box, r) {
+  const id = r.arg, offset = Number(r.q.get('offset') || 0), n = 100;
+  const d = await api('instances', {class: id, offset, n});
+  box.append(h('h1', {}, h('span', {class: 'cls', id: 'class-name'}, label(d.class))),
+    h('p', {class: 'sub'}, count(d.total), ' instances, biggest retained first · ', h('a', {href: '#/classes'}, 'all classes')));
+  const tb = h('tbody'), rows = [];
+  const max = Math.max(1, ...d.rows.map((x) => x.retained));
+  for (const x of d.rows) {
+    const tr = h('tr', {class: 'click', 'data-addr': x.addr, on: {click: (e) => { if (e.target.tagName !== 'A') go('object', x.addr); }}},
+      h('td', {}, nodeLink(x)), h('td', {class: 'n', 'data-f': 'size'}, bytes(x.size)), h('td', {class: 'n', 'data-f': 'retained'}, x.retained ? bytes(x.retained) : h('span', {class: 'badge warn'}, 'unreachable')), h('td', {class: 'barcell'}, bar(x.retained, max)));
+    rows.push(tr); tb.append(tr);
+  }
+  box.append(h('table', {id: 'instances'}, h('thead', {}, h('tr', {}, h('th', {}, 'Address'), h('th', {class: 'n'}, 'Size'), h('th', {class: 'n'}, 'Retained'), h('th', {}, ''))), tb));
+  const move = (o) => go('class', id, {offset: o});
+  box.append(pager(d.total, offset, n, move));
+  pageMove = [() => offset > 0 && move(Math.max(0, offset - n)), () => offset + n < d.total && move(offset + n)];
+  setSelectable(rows, (i) => go('object', d.rows[i].addr));
+}
+
+// ---- Dominator tree + icicle
+const PALETTE = ['#9cc2ff', '#a8e0c4', '#ffd59e', '#d7c4ff', '#ffb8c6', '#b9e6f2', '#e3e7a0', '#f5c6a5'];
+function colorOf(name) { let x = 0; for (const ch of String(name)) x = (x * 31 + ch.charCodeAt(0)) >>> 0; return PALETTE[x % PALETTE.length]; }
+
+async function vDominators(box, r) {
+  const focus = r.q.get('focus') || '';
+  const [s, ice] = await Promise.all([api('summary'), api('icicle', {node: focus || undefined, depth: 5, n: 14})]);
+  box.append(h('h1', {}, 'Dominator tree'),
+    h('p', {class: 'sub'}, 'Each block hangs under the block that must go for it to be freed; retained = its own bytes plus everything below it. ',
+      focus ? h('a', {href: '#/dominators'}, '↑ back to the roots') : ['Reachable: ', bytes(s.reachable_bytes), ' in ', count(s.reachable_count), ' blocks.']));
+  const ic = h('div', {class: 'icicle', id: 'icicle'});
+  box.append(ic);
+  afterAttach.push(() => drawIcicle(ic, ice));
+  const tb = h('tbody');
+  box.append(h('h2', {}, 'Biggest retainers first ', h('span', {class: 'muted'}, '— ', h('kbd', {}, '→'), ' expands, ', h('kbd', {}, '←'), ' collapses')),
+    h('table', {class: 'tree', id: 'domtree'}, h('thead', {}, h('tr', {}, h('th', {}, 'Block'), h('th', {class: 'n'}, 'Self'), h('th', {class: 'n'}, 'Retained'), h('th', {class: 'n'}, '% of parent'), h('th', {}, ''))), tb));
+  const rows = [];
+  const refresh = () => { rows.length = 0; rows.push(...tb.querySelectorAll('tr[data-addr]')); };
+  const total = ice.retained;
+  async function addChildren(parentRow, node, depth, offset) {
+    const d = await api('children', {node: node === null ? undefined : '#' + node, offset, n: 50});
+    let after = parentRow;
+    const insert = (tr) => { if (after) after.after(tr); else tb.append(tr); after = tr; };
+    for (const x of d.rows) {
+      const tw = h('span', {class: 'tw'}, x.children ? '▸' : '·');
+      const tr = h('tr', {'data-addr': x.addr, 'data-depth': depth, 'data-index': x.index},
+        h('td', {style: 'padding-left:' + (12 + depth * 18) + 'px'}, tw, nodeRef(x), x.children ? h('span', {class: 'muted'}, ' · ' + x.children.toLocaleString('en-US') + ' below') : ''),
+        h('td', {class: 'n'}, bytes(x.size)), h('td', {class: 'n', 'data-f': 'retained'}, bytes(x.retained)), h('td', {class: 'n muted'}, pct(x.retained, d.retained)),
+        h('td', {class: 'barcell'}, bar(x.retained, total)));
+      tr.toggle = async (want) => {
+        if (!x.children) return;
+        const open = tr.dataset.open === '1';
+        if (want === open) return;
+        if (open) { let nx = tr.nextElementSibling; while (nx && Number(nx.dataset.depth) > depth) { const t = nx.nextElementSibling; nx.remove(); nx = t; } tr.dataset.open = '0'; tw.textContent = '▸'; }
+        else { tr.dataset.open = '1'; tw.textContent = '▾'; await addChildren(tr, x.index, depth + 1, 0); }
+        refresh();
+      };
+      tw.addEventListener('click', () => tr.toggle(tr.dataset.open !== '1'));
+      insert(tr);
+    }
+    if (d.total > offset + d.rows.length) {
+      const more = h('tr', {'data-depth': depth}, h('td', {colspan: 5, style: 'padding-left:' + (30 + depth * 18) + 'px'},
+        h('button', {on: {click: async () => { more.remove(); await addChildren(after === more ? null : after, node, depth, offset + d.rows.length); refresh(); }}}, 'Show ' + Math.min(50, d.total - offset - d.rows.length) + ' more of ' + (d.total - offset - d.rows.length).toLocaleString('en-US'))));
+      insert(more);
+    }
+  }
+  await addChildren(null, focus ? Number(ice.index) : null, 0, 0);
+  refresh();
+  selectable = {rows, index: -1, open: (i) => go('object', rows[i].dataset.addr), tree: true};
+}
+function drawIcicle(el, root) {
+  const W = el.clientWidth, RH = 28, levels = [];
+  (function lay(n, x, w, d) {
+    (levels[d] = levels[d] || []).push({n, x, w});
+    let cx = x;
+    for (const c of n.children || []) { const cw = root.retained ? (w * c.retained) / n.retained : 0; if (cw >= 1) lay(c, cx, cw, d + 1); cx += cw; }
+  })(root, 0, W, 0);
+  el.style.height = levels.length * RH + 4 + 'px';
+  levels.forEach((lv, d) => lv.forEach(({n, x, w}) => {
+    const name = n.index === null ? 'all roots' : label(n.class);
+    const cell = h('div', {class: 'ic', 'data-index': n.index, style: `left:${x}px;top:${2 + d * RH}px;width:${Math.max(1, w - 1)}px;background:${n.index === null ? '#c9d3e3' : colorOf(name)}`,
+      title: (n.index === null ? 'all roots' : n.addr + ' ' + name) + '\nretained ' + Number(n.retained).toLocaleString('en-US') + ' B',
+      on: {click: () => (n.index === null ? go('dominators') : d === 0 ? go('object', n.addr) : go('dominators', '', {focus: '#' + n.index}))}});
+    if (w > 70) cell.append(name + ' ', bytes(n.retained));
+    el.append(cell);
+  }));
+}
+
+// ---- Object
+async function vObject(box, r) {
+  const node = r.arg;
+  const [show, dom, paths] = await Promise.all([api('show', {node, n: 100}), api('dominators', {node, n: 50}), api('path', {node, n: 5})]);
+  const x = show.node;
+  box.append(h('h1', {}, h('span', {class: 'cls', id: 'obj-class'}, label(x.class)), ' ', h('span', {class: 'addr muted', id: 'obj-addr'}, x.addr)));
+  const card = (k, v) => h('div', {class: 'card', 'data-card': k}, h('div', {class: 'k'}, k), h('div', {class: 'v'}, v));
+  box.append(h('div', {class: 'cards'}, card('Size', bytes(x.size)), card('Retained', dom.reachable ? bytes(dom.node.retained) : h('span', {class: 'pos'}, 'leaked')),
+    card('Outgoing', count(show.out_count)), card('Incoming', count(show.in_count))));
+  const flags = [];
+  if (show.node.flags & 1) flags.push('malloc'); if (show.node.flags & 2) flags.push('region'); if (show.node.flags & 4) flags.push('mmapped');
+  const kv = h('dl', {class: 'kv'});
+  const row = (k, v) => { if (v !== null && v !== undefined && v !== '') kv.append(h('dt', {}, k), h('dd', {}, v)); };
+  row('Class kind', show.node.class_kind); row('Index', '#' + x.index); row('Region', show.node.region); row('Heap', show.node.heap); row('Flags', flags.join(', '));
+  for (const rt of show.roots) row('Root', rt.kind + ' at ' + rt.addr);
+  box.append(kv);
+
+  const chain = h('ul', {class: 'chain', id: 'chain'});
+  if (!dom.reachable) chain.append(h('li', {class: 'pos'}, 'No root reaches this block: it is leaked. ', h('a', {href: '#/leaks'}, 'See leaks')));
+  else {
+    chain.append(h('li', {class: 'muted'}, '(roots)'));
+    for (const c of dom.chain.slice().reverse()) chain.append(h('li', {}, '↳ ', nodeRef(c), ' retains ', bytes(c.retained)));
+    chain.append(h('li', {}, '↳ ', h('b', {}, 'this block'), ' retains ', bytes(dom.node.retained)));
+  }
+  const pbox = h('div', {id: 'paths'});
+  if (!paths.reachable) pbox.append(h('p', {class: 'muted'}, 'No retaining path from a root (weak references do not count).'));
+  paths.paths.forEach((p) => {
+    const el = h('div', {class: 'path'}, h('div', {class: 'muted'}, 'root ', h('b', {}, p.root ? p.root.kind : '?'), p.root ? ' at ' + p.root.addr : '', ' · ' + p.length + ' reference' + (p.length === 1 ? '' : 's')));
+    p.steps.forEach((s, j) => el.append(h('div', {class: 'step', style: 'padding-left:' + Math.min(j, 12) * 14 + 'px'},
+      j ? h('span', {class: 'via'}, '→ ', s.via || '+0x' + s.offset.toString(16), ' [' + s.kind + '] ') : '', nodeRef(s))));
+    pbox.append(el);
+  });
+  box.append(h('div', {class: 'cols'}, h('div', {}, h('h2', {}, 'Dominator chain'), chain), h('div', {}, h('h2', {}, 'Shortest retaining paths from roots'), pbox)));
+
+  const refs = (list, total, title, id) => {
+    const tb = h('tbody');
+    if (!list.length) tb.append(h('tr', {}, h('td', {colspan: 4, class: 'muted'}, 'none')));
+    for (const e of list) tb.append(h('tr', {}, h('td', {}, nodeRef(e)), h('td', {}, e.field ? h('b', {}, e.field) : h('span', {class: 'muted'}, '—')), h('td', {class: 'n addr'}, '+0x' + e.offset.toString(16)), h('td', {}, e.kind)));
+    return h('div', {}, h('h2', {}, title + ' ', h('span', {class: 'muted'}, '(', count(total), total > list.length ? ', first ' + list.length : '', ')')),
+      h('table', {id}, h('thead', {}, h('tr', {}, h('th', {}, 'Block'), h('th', {}, 'Field'), h('th', {class: 'n'}, 'Offset'), h('th', {}, 'Kind'))), tb));
+  };
+  box.append(h('div', {class: 'cols'}, refs(show.out, show.out_count, 'References out', 'out'), refs(show.in, show.in_count, 'Referenced from', 'in')));
+  if (dom.dominated_count) {
+    const tb = h('tbody');
+    for (const c of dom.dominated) tb.append(h('tr', {}, h('td', {}, nodeRef(c)), h('td', {class: 'n'}, bytes(c.retained))));
+    box.append(h('h2', {}, 'Dominates directly ', h('span', {class: 'muted'}, '(', count(dom.dominated_count), ') · ', h('a', {href: '#/dominators?focus=' + encodeURIComponent('#' + x.index)}, 'open in the tree'))),
+      h('table', {id: 'dominated'}, h('thead', {}, h('tr', {}, h('th', {}, 'Block'), h('th', {class: 'n'}, 'Retained'))), tb));
+  }
+}
+
+// ---- Leaks
+async function vLeaks(box, r) {
+  const offset = Number(r.q.get('offset') || 0), n = 50;
+  const d = await api('leaks', {offset, n});
+  box.append(h('h1', {}, 'Leaks'), h('p', {class: 'sub'}, d.leaked_count ? [count(d.leaked_count), pl(d.leaked_count, ' block'), ' (', bytes(d.leaked_bytes), ') no root reaches, folded into ', count(d.root_leaks), pl(d.root_leaks, ' root leak'), ': a block or cycle nothing else leaked points to, with everything it holds. Click a row for its group.'] : 'No leaks: every block is reachable from a root.'));
+  if (!d.exact) box.append(h('p', {class: 'muted'}, 'Some root leaks share so much that exact sizes were too costly; those show what they alone hold.'));
+  const tb = h('tbody'), rows = [];
+  for (const x of d.leaks) {
+    const detail = h('tr', {class: 'detail', hidden: true}, h('td', {colspan: 5}));
+    const tr = h('tr', {class: 'click', 'data-addr': x.addr, on: {click: (e) => { if (e.target.tagName !== 'A') toggle(); }}},
+      h('td', {}, nodeRef(x)),
+      h('td', {class: 'n'}, x.group_count > 1 ? [h('span', {class: 'badge warn'}, 'cycle of ' + x.group_count), ' ', bytes(x.group_bytes)] : bytes(x.group_bytes)),
+      h('td', {class: 'n', 'data-f': 'count'}, count(x.count)), h('td', {class: 'n', 'data-f': 'bytes'}, bytes(x.bytes)), h('td', {class: 'n'}, bytes(x.owned_bytes)));
+    async function toggle() {
+      if (!detail.hidden) { detail.hidden = true; return; }
+      const g = await api('leak', {node: x.addr});
+      const cell = detail.firstChild;
+      cell.replaceChildren(h('div', {class: 'muted'}, 'Group: ', count(g.count), ' block' + (g.count === 1 ? '' : 's') + ', ', bytes(g.bytes)),
+        ...g.members.map((m) => h('div', {class: 'step'}, nodeRef(m))),
+        g.references.length ? h('div', {class: 'refs'}, 'references: ', refText(g)) : '');
+      detail.hidden = false;
+    }
+    tr.toggle = (open) => (open === detail.hidden) && toggle();
+    rows.push(tr); tb.append(tr, detail);
+  }
+  box.append(h('table', {id: 'leaks'}, h('thead', {}, h('tr', {}, h('th', {}, 'Root leak'), h('th', {class: 'n'}, 'Group'), h('th', {class: 'n'}, 'Holds blocks'), h('th', {class: 'n'}, 'Holds bytes'), h('th', {class: 'n'}, 'Alone'))), tb));
+  const move = (o) => go('leaks', '', {offset: o});
+  box.append(pager(d.root_leaks, offset, n, move));
+  pageMove = [() => offset > 0 && move(Math.max(0, offset - n)), () => offset + n < d.root_leaks && move(offset + n)];
+  setSelectable(rows, (i) => go('object', d.leaks[i].addr));
+  selectable.tree = true;
+}
+
+// ---- Cycles
+// "Class.field → Class [kind]" for the references inside a cycle or leak group.
+function refText(c) {
+  const byIndex = new Map(c.members.map((m) => [m.index, m]));
+  const end = (i) => { const m = byIndex.get(i); return m ? label(m.class) : '#' + i; };
+  return c.references.map((e, i) => [i ? ' · ' : '', end(e.from), '.', h('b', {}, e.field), ' → ', end(e.to), ' [' + e.kind + ']']);
+}
+async function vCycles(box, r) {
+  const offset = Number(r.q.get('offset') || 0), n = 20;
+  const d = await api('cycles', {offset, n});
+  box.append(h('h1', {}, 'Reference cycles'), h('p', {class: 'sub'}, count(d.cycle_count), pl(d.cycle_count, ' group'), ' of blocks that keep each other alive through strong, conservative or interior references (weak ones break cycles), biggest first.'));
+  const rows = [];
+  d.cycles.forEach((c) => {
+    const el = h('div', {class: 'cyc', 'data-count': c.count},
+      h('div', {}, h('b', {}, count(c.count), pl(c.count, ' block'), ' · ', bytes(c.bytes)), c.leaked ? h('span', {class: 'badge warn'}, 'leaked') : h('span', {class: 'badge'}, 'reachable')),
+      ...c.members.map((m) => h('div', {class: 'step'}, nodeRef(m))),
+      c.count > c.members.length ? h('div', {class: 'muted'}, '… ' + (c.count - c.members.length) + ' more') : '',
+      h('div', {class: 'refs'}, refText(c)));
+    rows.push(el); box.append(el);
+  });
+  const move = (o) => go('cycles', '', {offset: o});
+  box.append(pager(d.cycle_count, offset, n, move));
+  pageMove = [() => offset > 0 && move(Math.max(0, offset - n)), () => offset + n < d.cycle_count && move(offset + n)];
+  setSelectable(rows, (i) => go('object', d.cycles[i].members[0].addr));
+}
+
+// ---- Diff
+async function vDiff(box, r) {
+  if (summary && !summary.baseline) {
+    box.append(h('h1', {}, 'Diff'), h('p', {class: 'sub'}, 'No baseline. Run ', h('code', {}, 'heapgraph view SNAP BASELINE'), ' to see what grew since BASELINE.'));
+    return;
+  }
+  const offset = Number(r.q.get('offset') || 0), n = 100;
+  const d = await api('diff', {offset, n});
+  box.append(h('h1', {}, 'Diff'), h('p', {class: 'sub'}, 'Since ', h('span', {class: 'addr'}, summary.baseline), ': ', signed(d.new_count - d.old_count, count), pl(Math.abs(d.new_count - d.old_count), ' block'), ', ', signed(d.new_bytes - d.old_bytes, bytes), ' (', bytes(d.old_bytes), ' → ', bytes(d.new_bytes), '). Biggest growth first; click a class for its instances now.'));
+  const tb = h('tbody'), rows = [];
+  for (const c of d.classes) {
+    const open = () => openClassByName(c.class);
+    const tr = h('tr', {class: 'click', 'data-class': label(c.class), on: {click: open}},
+      h('td', {}, h('span', {class: 'cls'}, label(c.class)), h('span', {class: 'kindpill'}, c.kind), c.new ? h('span', {class: 'badge'}, 'new') : ''),
+      h('td', {class: 'n', 'data-f': 'delta_bytes'}, signed(c.delta_bytes, bytes)), h('td', {class: 'n', 'data-f': 'delta_count'}, signed(c.delta_count, count)),
+      h('td', {class: 'n'}, bytes(c.old_bytes)), h('td', {class: 'n'}, bytes(c.new_bytes)), h('td', {class: 'n'}, count(c.old_count)), h('td', {class: 'n'}, count(c.new_count)));
+    rows.push(tr); tb.append(tr);
+  }
+  box.append(h('table', {id: 'diff'}, h('thead', {}, h('tr', {}, h('th', {}, 'Class'), h('th', {class: 'n'}, 'Δ bytes'), h('th', {class: 'n'}, 'Δ count'), h('th', {class: 'n'}, 'Bytes before'), h('th', {class: 'n'}, 'Bytes now'), h('th', {class: 'n'}, 'Count before'), h('th', {class: 'n'}, 'Count now'))), tb));
+  const move = (o) => go('diff', '', {offset: o});
+  box.append(pager(d.class_count, offset, n, move));
+  pageMove = [() => offset > 0 && move(Math.max(0, offset - n)), () => offset + n < d.class_count && move(offset + n)];
+  setSelectable(rows, (i) => openClassByName(d.classes[i].class));
+}
+async function openClassByName(name) {
+  const d = await api('classes', {q: name === null ? '(unclassified)' : name, n: 1000, sort: 'name'});
+  const hit = d.rows.find((c) => label(c.class) === label(name));
+  if (hit) go('class', hit.id); else go('classes', '', {q: name || ''});
+}
+
+// ---- keyboard
+document.addEventListener('keydown', (e) => {
+  const t = e.target;
+  if (t.tagName === 'INPUT') { if (e.key === 'Escape') t.blur(); return; }
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const tabs = ['summary', 'classes', 'dominators', 'leaks', 'cycles', 'diff'];
+  if (e.key >= '1' && e.key <= '6') { go(tabs[Number(e.key) - 1]); e.preventDefault(); return; }
+  if (e.key === '/') { $('goto-input').focus(); e.preventDefault(); return; }
+  if (e.key === '[' && pageMove) { pageMove[0](); return; }
+  if (e.key === ']' && pageMove) { pageMove[1](); return; }
+  if (!selectable) return;
+  const i = selectable.index;
+  if (e.key === 'j' || e.key === 'ArrowDown') { select(i + 1); e.preventDefault(); }
+  else if (e.key === 'k' || e.key === 'ArrowUp') { select(i - 1); e.preventDefault(); }
+  else if (e.key === 'Enter' && i >= 0) { selectable.open(i); e.preventDefault(); }
+  else if ((e.key === 'ArrowRight' || e.key === 'l') && i >= 0 && selectable.tree && selectable.rows[i].toggle) { selectable.rows[i].toggle(true); e.preventDefault(); }
+  else if ((e.key === 'ArrowLeft' || e.key === 'h') && i >= 0 && selectable.tree && selectable.rows[i].toggle) { selectable.rows[i].toggle(false); e.preventDefault(); }
+});
+$('goto').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const v = $('goto-input').value.trim();
+  if (v) go('object', v);
+  $('goto-input').blur();
+});
+
+(async function start() {
+  try {
+    summary = await api('summary');
+    const info = await api('info');
+    $('proc').textContent = (info.process || '?') + (info.pid ? ' (' + info.pid + ')' : '') + ' · ' + info.counts.nodes.toLocaleString('en-US') + ' blocks';
+    $('foot').textContent = info.file + (summary.baseline ? '  vs  ' + summary.baseline : '');
+    if (!summary.baseline) $('tab-diff').classList.add('off');
+  } catch (e) {
+    main.replaceChildren(h('p', {class: 'err'}, 'Cannot reach the heapgraph server: ' + e.message));
+    return;
+  }
+  window.addEventListener('hashchange', render);
+  render();
+})();
