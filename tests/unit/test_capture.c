@@ -205,13 +205,14 @@ static void test_write_error_mid_scan(void) {
 
 /* A thread that blocks the suspend signal cannot be parked: the capture
  * gives up with HG_ETIMEOUT, leaves no file, and the thread runs on. */
-static volatile int blocker_run = 1, blocker_ticks;
+static volatile int blocker_run = 1, blocker_ready, blocker_ticks;
 static void *blocker(void *arg) {
   (void)arg;
   sigset_t s;
   sigemptyset(&s);
   sigaddset(&s, SIGRTMIN + 4);
   pthread_sigmask(SIG_BLOCK, &s, NULL);
+  blocker_ready = 1;
   while (blocker_run) {
     blocker_ticks++;
     usleep(1000);
@@ -223,7 +224,11 @@ static void *blocker(void *arg) {
 static void test_timeout(void) {
   pthread_t t;
   pthread_create(&t, NULL, blocker, NULL);
-  usleep(20000);
+  /* Not a fixed sleep: on a loaded machine the new thread may not have run
+   * yet, and a thread that has not blocked the signal parks normally (the
+   * capture then succeeds instead of timing out; seen under a CPU hog). */
+  for (int i = 0; i < 10000 && !blocker_ready; i++) usleep(1000);
+  REQUIRE(blocker_ready);
   char path[256];
   snprintf(path, sizeof path, "%s/timeout.hgsnap", dir);
   struct hg_options o;
@@ -232,8 +237,8 @@ static void test_timeout(void) {
   o.freeze_timeout_ms = 100;
   CHECK_EQ_U(hg_capture(path, &o), (uint64_t)(int64_t)HG_ETIMEOUT);
   CHECK(access(path, F_OK) != 0);
-  int before = blocker_ticks;
-  usleep(30000);
+  int before = blocker_ticks; /* it runs on: it ticks again (when scheduled) */
+  for (int i = 0; i < 10000 && blocker_ticks == before; i++) usleep(1000);
   CHECK(blocker_ticks > before);
   blocker_run = 0;
   pthread_join(t, NULL);
