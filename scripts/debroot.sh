@@ -6,6 +6,8 @@
 #                                            SUITE with git make gcc libc6-dev
 #                                            ca-certificates (+ PKG...); print its path
 #   scripts/debroot.sh new SUITE DIR [PKG...] DIR := a fresh copy of that cached root
+#                                            (released suites: with -updates and
+#                                            -security in sources.list, as installed)
 #   scripts/debroot.sh run DIR CMD...        run CMD as root inside DIR, with /proc,
 #                                            /sys, /dev and /dev/pts mounted for it
 #   scripts/debroot.sh rm DIR                unmount what is left and remove DIR
@@ -19,6 +21,7 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${HG_ROOT_CACHE:-/var/cache/heapgraph/roots}
 mirror=${HG_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+security=${HG_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 base_pkgs="git,make,gcc,libc6-dev,ca-certificates"
 
 die() { echo "debroot: $*" >&2; exit 1; }
@@ -84,6 +87,15 @@ case "$cmd" in
     mkdir -p "$(dirname "$dir")"
     cp -a "$src" "$dir"
     cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
+    # Like an installed Debian (the installer enables both), a released
+    # suite also gets its security and point-release updates: debootstrap
+    # writes only the suite itself, whose packages (chromium, say) can be
+    # far behind what every real machine of that release runs.
+    case "$suite" in
+      bullseye|bookworm|trixie)
+        printf 'deb %s %s-updates main\ndeb %s %s-security main\n' \
+          "$mirror" "$suite" "$security" "$suite" >>"$dir/etc/apt/sources.list" ;;
+    esac
     echo "$dir" ;;
   run)
     [ $# -ge 2 ] || die "usage: debroot.sh run DIR CMD..."
