@@ -221,17 +221,42 @@ static uint64_t tcache_chunk_of(uint32_t n) { return (10u * n + 8 + 15) & ~(uint
  * fits n bins (tcache_chunk_of, or 16 bytes more). Tried for the bin
  * counts glibc has had: 64, and 76 (2.43: 64 exact-size bins and 12
  * ranged ones). */
+/* The 8 bytes before each of m[0..n) into sz[]: one process_vm_readv for
+ * the lot, and one more past each unreadable element (the call stops at the
+ * first element it cannot read; it never splits one). ok[i]: sz[i] is read. */
+static void read_headers(const uint64_t *m, size_t n, uint64_t *sz, unsigned char *ok) {
+  struct iovec local[64], remote[64];
+  for (size_t i = 0; i < n;) {
+    size_t k = n - i < 64 ? n - i : 64;
+    for (size_t j = 0; j < k; j++) {
+      local[j] = (struct iovec){&sz[i + j], 8};
+      remote[j] = (struct iovec){(void *)(uintptr_t)(m[i + j] - 8), 8};
+    }
+    ssize_t got = process_vm_readv(getpid(), local, k, remote, k, 0);
+    size_t done = got > 0 ? (size_t)got / 8 : 0;
+    for (size_t j = 0; j < done; j++) ok[i + j] = 1;
+    if (done < k) ok[i + done] = 0;
+    i += done < k ? done + 1 : k;
+  }
+}
+
 static int find_tcache(uintptr_t z) {
   static const uint32_t nbins[] = {64, 76};
   uint64_t tp = (uint64_t)(uintptr_t)pthread_self(), found = 0;
-  uint64_t buf[64];
+  uint64_t buf[64], cand[64], sz[64];
+  unsigned char ok[64];
   for (uint64_t a = (tp - (64u << 10)) & ~(uint64_t)511; a < tp + (4u << 10); a += sizeof buf) {
     if (safe_read(a, buf, sizeof buf)) continue;
-    for (size_t i = 0; i < 64; i++) {
-      uint64_t m = buf[i], head, sz;
-      if (!m || (m & 15) || safe_read(m - 8, &sz, sizeof sz)) continue;
+    /* chunk pointers: 16-aligned user addresses (nothing maps below 64 KiB) */
+    size_t nc = 0;
+    for (size_t i = 0; i < 64; i++)
+      if (!(buf[i] & 15) && buf[i] >= 0x10000 && buf[i] < (1ull << 47)) cand[nc++] = buf[i];
+    read_headers(cand, nc, sz, ok);
+    for (size_t i = 0; i < nc; i++) {
+      uint64_t m = cand[i], head;
+      if (!ok[i]) continue;
       for (size_t k = 0; k < sizeof nbins / sizeof nbins[0]; k++) {
-        uint64_t want = tcache_chunk_of(nbins[k]), have = sz & ~(uint64_t)7;
+        uint64_t want = tcache_chunk_of(nbins[k]), have = sz[i] & ~(uint64_t)7;
         if (have < want || have > want + 16 ||
             safe_read(m + 2u * nbins[k], &head, sizeof head) || head != z)
           continue;
