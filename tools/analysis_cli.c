@@ -90,7 +90,7 @@ const struct hg_region *acli_region_of(const struct hg_graph *g, uint64_t addr) 
   return NULL;
 }
 
-void acli_show_node_json(FILE *f, const struct hg_graph *g, char **names, uint32_t v) {
+static void show_node_json(FILE *f, const struct hg_graph *g, char **names, uint32_t v) {
   const struct hg_region *r = acli_region_of(g, g->node_addr[v]);
   uint32_t c = g->node_class[v], heap = g->node_heap[v];
   acli_node_json(f, g, names, v);
@@ -104,9 +104,35 @@ void acli_show_node_json(FILE *f, const struct hg_graph *g, char **names, uint32
   fputc('}', f);
 }
 
-void acli_edge_json(FILE *f, const struct hg_graph *g, char **names, uint32_t e, uint32_t other) {
+static void edge_json(FILE *f, const struct hg_graph *g, char **names, uint32_t e, uint32_t other) {
   acli_node_json(f, g, names, other);
   fputs(",\"field\":", f);
   cli_json_str(f, hg_graph_edge_field(g, e));
   fprintf(f, ",\"offset\":%" PRIu32 ",\"kind\":\"%s\"}", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
+}
+
+void acli_show_json(FILE *f, const struct hg_graph *g, char **names, uint32_t v, uint32_t off, uint32_t k) {
+  uint32_t nout = g->edge_start[v + 1] - g->edge_start[v], nin = g->in_start[v + 1] - g->in_start[v];
+  fputs("{\"node\":", f);
+  show_node_json(f, g, names, v);
+  fputs(",\"roots\":[", f);
+  for (uint32_t i = 0, m = 0; i < g->root_count; i++) {
+    if (g->roots[i].target != v) continue;
+    fprintf(f, "%s{\"kind\":\"%s\",\"addr\":", m++ ? "," : "", hg_root_kind_name(g->roots[i].kind));
+    cli_json_addr(f, g->roots[i].addr);
+    fputc('}', f);
+  }
+  fprintf(f, "],\"out_count\":%" PRIu32 ",\"out\":[", nout);
+  for (uint32_t i = off; i < nout && i - off < k; i++) {
+    uint32_t e = g->edge_start[v] + i;
+    fputs(i == off ? "\n" : ",\n", f);
+    edge_json(f, g, names, e, g->edge_target[e]);
+  }
+  fprintf(f, "],\"in_count\":%" PRIu32 ",\"in\":[", nin);
+  for (uint32_t i = off; i < nin && i - off < k; i++) {
+    uint32_t j = g->in_start[v] + i;
+    fputs(i == off ? "\n" : ",\n", f);
+    edge_json(f, g, names, g->in_edge[j], g->in_source[j]);
+  }
+  fputs("]}", f);
 }

@@ -41,13 +41,11 @@ void acli_node_text(FILE *f, const struct hg_graph *g, char **names, uint32_t v)
 void acli_node_json(FILE *f, const struct hg_graph *g, char **names, uint32_t v);
 /* The region holding addr, or NULL. */
 const struct hg_region *acli_region_of(const struct hg_graph *g, uint64_t addr);
-/* `show`'s node object, closed: acli_node_json's fields plus class_kind,
- * flags, heap, region and the allocation stack (null when not recorded).
- * Shared by `show --json` and the viewer's /api/show. */
-void acli_show_node_json(FILE *f, const struct hg_graph *g, char **names, uint32_t v);
-/* One reference of `show --json`: the node at the other end with the edge's
- * field, offset and kind (an object, closed). */
-void acli_edge_json(FILE *f, const struct hg_graph *g, char **names, uint32_t e, uint32_t other);
+/* `show --json` for node v, one object: the node (acli_node_json's fields
+ * plus class_kind, flags, heap, region and its allocation stack), its
+ * roots, and up to k outgoing and k incoming references from the off'th
+ * on, with their counts. The CLI's `show` and the viewer's /api/show. */
+void acli_show_json(FILE *f, const struct hg_graph *g, char **names, uint32_t v, uint32_t off, uint32_t k);
 /* "field" or "+0x18" for edge e, in buf. */
 const char *acli_edge_name(const struct hg_graph *g, uint32_t e, char *buf, size_t size);
 

@@ -16,18 +16,12 @@ static const char about[] =
     "  class, region, roots, and up to N (default 50) incoming and outgoing\n"
     "  references.\n";
 
-static void edge_row(const struct hg_graph *g, char **names, uint32_t e, uint32_t other, int json,
-                     int first, int out) {
+static void edge_row(const struct hg_graph *g, char **names, uint32_t e, uint32_t other, int out) {
   const char *f = hg_graph_edge_field(g, e);
-  if (json) {
-    printf("%s", first ? "\n" : ",\n");
-    acli_edge_json(stdout, g, names, e, other);
-  } else {
-    printf("  %s+0x%-6" PRIx32 " %-12s %-16s ", out ? "" : "from ", g->edge_offset[e],
-           hg_edge_kind_name(g->edge_kind[e]), f ? cli_text(f) : "");
-    acli_node_text(stdout, g, names, other);
-    printf("\n");
-  }
+  printf("  %s+0x%-6" PRIx32 " %-12s %-16s ", out ? "" : "from ", g->edge_offset[e],
+         hg_edge_kind_name(g->edge_kind[e]), f ? cli_text(f) : "");
+  acli_node_text(stdout, g, names, other);
+  printf("\n");
 }
 
 int cmd_show(int argc, char **argv) {
@@ -46,49 +40,39 @@ int cmd_show(int argc, char **argv) {
     fprintf(stderr, "heapgraph show: %s\n", hg_error_string(rc));
     goto out;
   }
+  if (a.json) {
+    acli_show_json(stdout, g, names, v, 0, k);
+    printf("\n");
+    st = 0;
+    goto out;
+  }
   const struct hg_region *r = acli_region_of(g, g->node_addr[v]);
   uint32_t c = g->node_class[v], heap = g->node_heap[v];
   const char *kind = c && c <= g->class_count ? hg_class_kind_name(g->classes[c - 1].kind) : NULL;
   const char *heapname = heap && heap <= g->heap_count ? g->heaps[heap - 1] : NULL;
   uint32_t nout = g->edge_start[v + 1] - g->edge_start[v], nin = g->in_start[v + 1] - g->in_start[v];
-  if (a.json) {
-    printf("{\"node\":");
-    acli_show_node_json(stdout, g, names, v);
-    printf(",\"roots\":[");
-  } else {
-    acli_node_text(stdout, g, names, v);
-    printf("\n  index %" PRIu32 ", flags%s%s%s", v, g->node_flags[v] & HG_NODE_MALLOC ? " malloc" : "",
-           g->node_flags[v] & HG_NODE_REGION ? " region" : "",
-           g->node_flags[v] & HG_NODE_MMAPPED ? " mmapped" : "");
-    if (kind) printf(", class kind %s", cli_text(kind));
-    if (heapname) printf(", heap %s", cli_text(heapname));
-    if (r)
-      printf("\n  in region 0x%" PRIx64 "-0x%" PRIx64 " %s", r->start, r->start + r->size,
-             r->name ? cli_text(r->name) : "");
-    printf("\n");
-    sym_print_node_stack(stdout, g, v, 0);
-  }
-  for (uint32_t i = 0, n = 0; i < g->root_count; i++) {
-    if (g->roots[i].target != v) continue;
-    if (a.json) {
-      printf("%s{\"kind\":\"%s\",\"addr\":", n++ ? "," : "", hg_root_kind_name(g->roots[i].kind));
-      cli_json_addr(stdout, g->roots[i].addr);
-      printf("}");
-    } else {
+  acli_node_text(stdout, g, names, v);
+  printf("\n  index %" PRIu32 ", flags%s%s%s", v, g->node_flags[v] & HG_NODE_MALLOC ? " malloc" : "",
+         g->node_flags[v] & HG_NODE_REGION ? " region" : "",
+         g->node_flags[v] & HG_NODE_MMAPPED ? " mmapped" : "");
+  if (kind) printf(", class kind %s", cli_text(kind));
+  if (heapname) printf(", heap %s", cli_text(heapname));
+  if (r)
+    printf("\n  in region 0x%" PRIx64 "-0x%" PRIx64 " %s", r->start, r->start + r->size,
+           r->name ? cli_text(r->name) : "");
+  printf("\n");
+  sym_print_node_stack(stdout, g, v, 0);
+  for (uint32_t i = 0; i < g->root_count; i++)
+    if (g->roots[i].target == v)
       printf("  root: %s at 0x%" PRIx64 "\n", hg_root_kind_name(g->roots[i].kind), g->roots[i].addr);
-    }
-  }
-  if (a.json) printf("],\"out_count\":%" PRIu32 ",\"out\":[", nout);
-  else printf("outgoing (%" PRIu32 "):\n", nout);
+  printf("outgoing (%" PRIu32 "):\n", nout);
   for (uint32_t e = g->edge_start[v], i = 0; e < g->edge_start[v + 1] && i < k; e++, i++)
-    edge_row(g, names, e, g->edge_target[e], a.json, i == 0, 1);
-  if (!a.json && nout > k) printf("  … %" PRIu32 " more (-n)\n", nout - k);
-  if (a.json) printf("],\"in_count\":%" PRIu32 ",\"in\":[", nin);
-  else printf("incoming (%" PRIu32 "):\n", nin);
+    edge_row(g, names, e, g->edge_target[e], 1);
+  if (nout > k) printf("  … %" PRIu32 " more (-n)\n", nout - k);
+  printf("incoming (%" PRIu32 "):\n", nin);
   for (uint32_t j = g->in_start[v], i = 0; j < g->in_start[v + 1] && i < k; j++, i++)
-    edge_row(g, names, g->in_edge[j], g->in_source[j], a.json, i == 0, 0);
-  if (!a.json && nin > k) printf("  … %" PRIu32 " more (-n)\n", nin - k);
-  if (a.json) printf("]}\n");
+    edge_row(g, names, g->in_edge[j], g->in_source[j], 0);
+  if (nin > k) printf("  … %" PRIu32 " more (-n)\n", nin - k);
   st = 0;
 out:
   cli_class_names_free(g, names);

@@ -199,38 +199,11 @@ static int64_t node_of(const struct req *r) {
   return v;
 }
 
-static void edge_row(const struct req *r, uint32_t e, uint32_t other, int first) {
-  const struct hg_graph *g = r->v->g;
-  fputs(first ? "\n" : ",\n", r->f);
-  acli_edge_json(r->f, g, r->v->names, e, other);
-}
-
 static int api_show(const struct req *r) {
-  const struct hg_graph *g = r->v->g;
   int64_t n = node_of(r);
   if (n < 0) return 404;
-  uint32_t v = (uint32_t)n, k = (uint32_t)num(r, "n", 50, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
-  uint32_t nout = g->edge_start[v + 1] - g->edge_start[v], nin = g->in_start[v + 1] - g->in_start[v];
-  fputs("{\"node\":", r->f);
-  acli_show_node_json(r->f, g, r->v->names, v);
-  fputs(",\"roots\":[", r->f);
-  for (uint32_t i = 0, m = 0; i < g->root_count; i++) {
-    if (g->roots[i].target != v) continue;
-    fprintf(r->f, "%s{\"kind\":\"%s\",\"addr\":", m++ ? "," : "", hg_root_kind_name(g->roots[i].kind));
-    cli_json_addr(r->f, g->roots[i].addr);
-    fputc('}', r->f);
-  }
-  fprintf(r->f, "],\"out_count\":%" PRIu32 ",\"out\":[", nout);
-  for (uint32_t i = off; i < nout && i - off < k; i++) {
-    uint32_t e = g->edge_start[v] + i;
-    edge_row(r, e, g->edge_target[e], i == off);
-  }
-  fprintf(r->f, "],\"in_count\":%" PRIu32 ",\"in\":[", nin);
-  for (uint32_t i = off; i < nin && i - off < k; i++) {
-    uint32_t j = g->in_start[v] + i;
-    edge_row(r, g->in_edge[j], g->in_source[j], i == off);
-  }
-  fputs("]}", r->f);
+  uint32_t k = (uint32_t)num(r, "n", 50, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  acli_show_json(r->f, r->v->g, r->v->names, (uint32_t)n, off, k);
   return 200;
 }
 
