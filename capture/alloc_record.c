@@ -16,12 +16,26 @@
 #define FILTER_BITS 15u   /* counting filter: 2^15 saturating uint8 buckets
                              (32 KiB: stays in cache), sampled mode only   */
 
+#define HUGE (2u << 20)
+
+/* Anonymous memory; tables of 2 MiB or more start on a 2 MiB boundary so
+ * that transparent huge pages cover all but their last partial 2 MiB: a
+ * live-map lookup is then one cache miss, rarely also a TLB miss. */
 static void *map(size_t n) {
-  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  int big = n >= HUGE;
+  size_t len = big ? n + HUGE : n;
+  uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return NULL;
+  if (big) {
+    size_t head = (HUGE - ((uintptr_t)p & (HUGE - 1))) & (HUGE - 1);
+    if (head) munmap(p, head);
+    size_t used = (n + 4095) & ~(size_t)4095; /* what munmap of n unmaps later */
+    munmap(p + head + used, len - head - used);
+    p += head;
 #ifdef MADV_HUGEPAGE
-  if (n >= (2u << 20)) madvise(p, n, MADV_HUGEPAGE); /* big maps: fewer TLB misses */
+    madvise(p, n, MADV_HUGEPAGE);
 #endif
+  }
   return p;
 }
 
@@ -57,7 +71,7 @@ static uint64_t hash_frames(const uintptr_t *f, uint32_t n) {
   return mix(h) | 1;
 }
 
-static int reserve_mem(struct hg_rec *r, uint64_t n) {
+int _hg_rec_reserve(struct hg_rec *r, uint64_t n) {
   uint64_t cur = __atomic_load_n(&r->mem, __ATOMIC_RELAXED);
   do {
     if (cur + n > r->budget) {
@@ -98,7 +112,7 @@ int _hg_rec_init(struct hg_rec *r, const struct hg_rec_config *cfg) {
   uint64_t shard_b = MAP_INITIAL * 8;
   for (unsigned i = 0; i < (1u << r->shard_bits); i++) {
     struct hg_rec_shard *s = &r->shards[i];
-    if (reserve_mem(r, shard_b) || !(s->slots = map(shard_b))) {
+    if (_hg_rec_reserve(r, shard_b) || !(s->slots = map(shard_b))) {
       _hg_rec_destroy(r);
       return HG_ENOMEM;
     }
@@ -122,7 +136,10 @@ const struct hg_rec_stack *_hg_rec_stack(const struct hg_rec *r, uint32_t id) {
 }
 
 static int same(const struct hg_rec_stack *s, uint64_t h, const uintptr_t *f, uint32_t n) {
-  return s->hash == h && s->nframes == n && !memcmp(s->frames, f, n * sizeof *f);
+  if (s->hash != h || s->nframes != n) return 0;
+  for (uint32_t i = 0; i < n; i++) /* a dozen words: no call to memcmp */
+    if (s->frames[i] != f[i]) return 0;
+  return 1;
 }
 
 uint32_t _hg_rec_intern(struct hg_rec *r, const uintptr_t *f, uint32_t n) {
@@ -148,7 +165,7 @@ uint32_t _hg_rec_intern(struct hg_rec *r, const uintptr_t *f, uint32_t n) {
   size_t need = sizeof(struct hg_rec_stack) + n * sizeof(uintptr_t);
   need = (need + 7) & ~(size_t)7;
   if (r->stack_count + 1 >= r->stack_cap || r->arena_used + need > r->arena_cap ||
-      reserve_mem(r, need))
+      _hg_rec_reserve(r, need))
     goto out;
   struct hg_rec_stack *s = (struct hg_rec_stack *)(r->arena + r->arena_used);
   s->hash = h;
@@ -224,7 +241,7 @@ static inline uint64_t step(uint64_t i, uint64_t cap) { return i + 1 == cap ? 0 
  * called with the shard lock held. */
 static int grow(struct hg_rec *r, struct hg_rec_shard *s) {
   uint64_t ncap = s->cap + s->cap / 2, nb = ncap * 8;
-  if (reserve_mem(r, nb)) return -1;
+  if (_hg_rec_reserve(r, nb)) return -1;
   uint64_t *ns = map(nb);
   if (!ns) {
     __atomic_fetch_sub(&r->mem, nb, __ATOMIC_RELAXED);

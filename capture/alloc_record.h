@@ -46,6 +46,8 @@ struct hg_rec_shard {
   char line_pad[32];
 };
 
+struct hg_rq;
+
 struct hg_rec {
   uint32_t max_frames;
   uint32_t status;         /* 0 ok, 1 budget exhausted                        */
@@ -70,6 +72,8 @@ struct hg_rec {
                               bucket (a counting filter: 0 = certainly not
                               recorded; 255 sticks)                          */
   struct hg_rec_shard shards[HG_REC_SHARDS];
+  struct hg_rq *queue;     /* full tracking on Linux: live-map updates go
+                              through this queue (alloc_queue.h), else NULL  */
 };
 
 struct hg_rec_config {
@@ -115,6 +119,10 @@ uint32_t _hg_rec_lookup(const struct hg_rec *r, uintptr_t addr);
  * count_fx is in HG_REC_FX units. T == 0 gives exactly (HG_REC_FX, size). */
 void _hg_rec_weight(uint64_t T, uint64_t size, uint64_t *count_fx, uint64_t *bytes);
 
+/* Counts n more bytes of tracking memory; -1 (and status "budget
+ * exhausted") when that would pass the budget. */
+int _hg_rec_reserve(struct hg_rec *r, uint64_t n);
+
 /* Figures: tracking bytes (tables + stack records), live blocks. */
 static inline uint64_t _hg_rec_mem(const struct hg_rec *r) {
   return __atomic_load_n(&r->mem, __ATOMIC_RELAXED);
@@ -137,5 +145,11 @@ int _hg_stacks_write(struct hg_cap *c);
  * caller's re-entrancy guard must be set. 0 or HG_E*. */
 struct hg_stacks_options;
 int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o);
+/* For a capture, with every other thread frozen: 1 while the recorder's
+ * update queue is being drained by a thread (the capture thaws and retries,
+ * as for a held allocator lock); _hg_stacks_flush then applies every queued
+ * update (those of a thread frozen mid-push stay queued). */
+int _hg_stacks_busy(void);
+void _hg_stacks_flush(void);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "capture/alloc_large.h"
+#include "capture/alloc_queue.h"
 #include "capture/alloc_record.h"
 #include "capture/internal.h"
 #include "heapgraph.h"
@@ -45,6 +46,16 @@ int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o) {
   struct hg_rec_config cfg = {o->max_frames, o->budget_bytes, o->sample_bytes};
   int rc = _hg_rec_init(r, &cfg);
   return rc ? rc : _hg_large_start(o->large_alloc_bytes, o->on_large, o->user);
+}
+
+int _hg_stacks_busy(void) {
+  struct hg_rec *r = __atomic_load_n(&_hg_rec_global, __ATOMIC_ACQUIRE);
+  return r && r->queue && __atomic_load_n(&r->queue->lock, __ATOMIC_ACQUIRE);
+}
+
+void _hg_stacks_flush(void) {
+  struct hg_rec *r = __atomic_load_n(&_hg_rec_global, __ATOMIC_ACQUIRE);
+  if (r && r->queue) _hg_rq_drain(r->queue, r, UINT64_MAX);
 }
 
 #define MAX_IMAGES 8192u

@@ -279,7 +279,12 @@ static int freeze_when_quiet(struct hg_cap *c) {
     c->t_freeze = _hg_now_ns();
     int rc = _hg_plat_freeze(c);
     if (rc) return rc;
-    if (c->heap_status || !_hg_plat_heap_busy(c)) return 0;
+    /* a thread frozen while it applies queued allocation-stack updates
+     * counts as a busy heap: the capture would read a half-applied batch */
+    if (c->heap_status || (!_hg_plat_heap_busy(c) && !_hg_stacks_busy())) {
+      _hg_stacks_flush();
+      return 0;
+    }
     _hg_plat_thaw(c);
     c->busy_retries++;
     uint64_t budget = (uint64_t)(c->opt->freeze_timeout_ms ? c->opt->freeze_timeout_ms : 2000) * 1000000u;

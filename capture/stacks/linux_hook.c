@@ -20,6 +20,11 @@
  * the recorder pass straight to glibc, unrecorded, so nothing recurses and no
  * lock is taken twice. Frames inside this file (section hg_hook) are cut off.
  *
+ * Full tracking sends live-map updates through the update queue
+ * (alloc_queue.h) drained by the recorder's thread "heapgraph-rec", so the
+ * allocating thread does not wait for the map's cache misses; a remove is
+ * queued before the block goes back to glibc, an add after glibc returned it.
+ *
  * Sampling (sample_bytes = T): each thread counts down an exponentially
  * distributed number of bytes (mean T) and records the block that crosses
  * zero, as tcmalloc and heapprofd do; the recorder weighs it by 1/p.
@@ -33,6 +38,7 @@
  *   HEAPGRAPH_STACKS_BUDGET=BYTES tracking memory budget (default 256 MiB)
  *   HEAPGRAPH_SAMPLE_BYTES=N      sample one block per N bytes on average
  *   HEAPGRAPH_LARGE_ALLOC=BYTES   report allocations >= BYTES on stderr
+ *   HEAPGRAPH_STACKS_QUEUE=0      full tracking updates the map inline
  */
 #include <errno.h>
 #include <malloc.h>
@@ -41,9 +47,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/alloc_large.h"
+#include "capture/alloc_queue.h"
 #include "capture/alloc_record.h"
 #include "heapgraph.h"
 
@@ -58,6 +66,46 @@
 #define HOOK_API __attribute__((visibility("default")))
 
 #ifdef HG_NO_HOOK
+
+/* The recorder's own thread: drains the update queue in big batches (at
+ * least 512 events, or whatever is left after a few idle naps), so that
+ * each batch's map misses overlap and it rarely shares a cache line with a
+ * producer; when there is nothing to do it naps longer and longer (50 us up
+ * to 3.2 ms: a full ring is drained by its producers anyway). In a fork
+ * child it does not exist and producers drain the ring when it fills. */
+static void *drainer(void *arg) {
+  (void)arg;
+  in_hook = 1;
+  unsigned idle = 0;
+  for (;;) {
+    uint64_t p = _hg_rq_pending(&rq);
+    if (p >= 512 || (p && idle >= 4)) {
+      _hg_rq_drain(&rq, &rec, p);
+      idle = 0;
+      continue;
+    }
+    idle++;
+    struct timespec ts = {0, 50000L << (idle < 12 ? idle / 2 : 6)};
+    nanosleep(&ts, NULL);
+  }
+  return NULL;
+}
+
+/* Full tracking: the queue and its thread (HEAPGRAPH_STACKS_QUEUE=0: every
+ * update on the allocating thread). Without the thread, producers drain. */
+static void start_queue(void) {
+  const char *e = getenv("HEAPGRAPH_STACKS_QUEUE");
+  if (sample_T || (e && !strcmp(e, "0")) || _hg_rq_init(&rq, &rec, 16)) return;
+  rec.queue = &rq;
+  queued = 1;
+  pthread_t t;
+  pthread_attr_t a;
+  if (pthread_attr_init(&a)) return;
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&a, 64u << 10);
+  if (pthread_create(&t, &a, drainer, NULL) == 0) pthread_setname_np(t, "heapgraph-rec");
+  pthread_attr_destroy(&a);
+}
 
 int hg_stacks_start(const struct hg_stacks_options *o) {
   (void)o;
@@ -84,6 +132,8 @@ extern const char __start_hg_hook[] __attribute__((visibility("hidden")));
 extern const char __stop_hg_hook[] __attribute__((visibility("hidden")));
 
 static struct hg_rec rec;
+static struct hg_rq rq;      /* full tracking: the live-map update queue   */
+static int queued;           /* live-map updates go through rq             */
 static int on;               /* recording                                  */
 static int use_cache;        /* cached rules (unwind_cache.c) or unw_backtrace */
 static uint64_t sample_T;    /* copy of rec.sample_bytes                   */
@@ -127,7 +177,7 @@ static inline uint64_t usable_of(void *p, size_t n) {
 /* Records p (usable size `size`; n bytes were asked for). */
 static HOT void record(void *p, uint64_t n, uint64_t size) {
   in_hook = 1;
-  _hg_rec_prefetch(&rec, (uintptr_t)p); /* the slot's cache miss overlaps the unwinding */
+  if (!queued) _hg_rec_prefetch(&rec, (uintptr_t)p); /* the slot's miss overlaps the unwinding */
   uintptr_t f[HG_REC_MAX_FRAMES + 8];
   int nf = use_cache ? _hg_unwind_cached(f, (int)rec.max_frames + 8)
                      : unw_backtrace((void **)f, (int)rec.max_frames + 8);
@@ -138,7 +188,8 @@ static HOT void record(void *p, uint64_t n, uint64_t size) {
   uint32_t k = (uint32_t)(nf - skip);
   if (k > rec.max_frames) k = rec.max_frames;
   uint32_t id = _hg_rec_intern(&rec, f + skip, k);
-  if (id) _hg_rec_add(&rec, (uintptr_t)p, size, id);
+  if (id && queued) _hg_rq_push(&rq, &rec, HG_RQ_ADD, (uintptr_t)p, size, id);
+  else if (id) _hg_rec_add(&rec, (uintptr_t)p, size, id);
   else __atomic_fetch_add(&rec.dropped, 1, __ATOMIC_RELAXED);
   if (large_T && n >= large_T) _hg_large_push((uintptr_t)p, n, id, f + skip, k);
   in_hook = 0;
@@ -173,7 +224,12 @@ static inline void after_alloc(void *p, uint64_t n, uint64_t u) {
 }
 
 static inline void before_free(void *p) {
-  /* frees are removed even from inside the hook: the block may be recorded */
+  /* frees are removed even from inside the hook: the block may be recorded;
+   * queued before the block goes back to glibc (alloc_queue.h: order) */
+  if (queued) {
+    _hg_rq_push(&rq, &rec, HG_RQ_REMOVE, (uintptr_t)p, malloc_usable_size(p), 0);
+    return;
+  }
   _hg_rec_prefetch(&rec, (uintptr_t)p); /* overlaps with the chunk header's miss */
   _hg_rec_remove(&rec, (uintptr_t)p, malloc_usable_size(p));
 }
@@ -223,6 +279,15 @@ static HOT void *realloc_impl(void *old, size_t n) {
     return p;
   }
   uint64_t u0 = malloc_usable_size(old);
+  if (queued) {
+    /* the ticket is taken before glibc may hand old to another thread */
+    uint64_t t = _hg_rq_reserve(&rq, &rec);
+    void *p = __libc_realloc(old, n);
+    /* realloc(old, 0) frees old and returns NULL; a failure keeps it */
+    _hg_rq_fill(&rq, t, p || !n ? HG_RQ_REMOVE : HG_RQ_NOP, (uintptr_t)old, u0, 0);
+    if (p) after_alloc(p, n, malloc_usable_size(p));
+    return p;
+  }
   uint32_t id = _hg_rec_remove(&rec, (uintptr_t)old, u0);
   void *p = __libc_realloc(old, n);
   if (!p) {
@@ -279,13 +344,63 @@ HOOK_API HOT void *pvalloc(size_t n) {
 
 /* fork: no other thread may hold a shard or stack-table lock in the child */
 static void fork_prepare(void) {
+  while (__atomic_exchange_n(&rq.lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   for (unsigned i = 0; i < HG_REC_SHARDS; i++)
     while (__atomic_exchange_n(&rec.shards[i].lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   while (__atomic_exchange_n(&rec.stack_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
 }
-static void fork_release(void) {
+static void fork_parent(void) {
+  __atomic_store_n(&rq.lock, 0, __ATOMIC_RELEASE);
   __atomic_store_n(&rec.stack_lock, 0, __ATOMIC_RELEASE);
   for (unsigned i = 0; i < HG_REC_SHARDS; i++) __atomic_store_n(&rec.shards[i].lock, 0, __ATOMIC_RELEASE);
+}
+/* The child has neither the recorder's thread nor the threads whose pushes
+ * were unfinished: their tickets become no-ops; its own producers drain. */
+static void fork_child(void) {
+  __atomic_store_n(&rec.stack_lock, 0, __ATOMIC_RELEASE);
+  for (unsigned i = 0; i < HG_REC_SHARDS; i++) __atomic_store_n(&rec.shards[i].lock, 0, __ATOMIC_RELEASE);
+  if (queued) _hg_rq_after_fork_child(&rq, &rec);
+  __atomic_store_n(&rq.lock, 0, __ATOMIC_RELEASE);
+}
+
+/* The recorder's own thread: drains the update queue a batch at a time;
+ * when there is nothing to do it sleeps longer and longer (50 us up to
+ * 10 ms: a full ring is drained by its producers anyway). In a fork child it
+ * does not exist and producers drain the ring when it fills. */
+static void *drainer(void *arg) {
+  (void)arg;
+  in_hook = 1;
+  unsigned idle = 0;
+  for (;;) {
+    if (_hg_rq_drain(&rq, &rec, 4096)) {
+      idle = 0;
+      continue;
+    }
+    if (++idle < 16) {
+      sched_yield();
+      continue;
+    }
+    long ns = 50000L << (idle < 24 ? (idle - 16) : 8);
+    struct timespec ts = {0, ns < 10000000L ? ns : 10000000L};
+    nanosleep(&ts, NULL);
+  }
+  return NULL;
+}
+
+/* Full tracking: the queue and its thread (HEAPGRAPH_STACKS_QUEUE=0: every
+ * update on the allocating thread). Without the thread, producers drain. */
+static void start_queue(void) {
+  const char *e = getenv("HEAPGRAPH_STACKS_QUEUE");
+  if (sample_T || (e && !strcmp(e, "0")) || _hg_rq_init(&rq, &rec, 16)) return;
+  rec.queue = &rq;
+  queued = 1;
+  pthread_t t;
+  pthread_attr_t a;
+  if (pthread_attr_init(&a)) return;
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&a, 64u << 10);
+  if (pthread_create(&t, &a, drainer, NULL) == 0) pthread_setname_np(t, "heapgraph-rec");
+  pthread_attr_destroy(&a);
 }
 
 int hg_stacks_start(const struct hg_stacks_options *o) {
@@ -295,7 +410,7 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     uintptr_t warm[4];
     unw_backtrace((void **)warm, 4); /* libunwind's own first-use set-up, here */
-    pthread_atfork(fork_prepare, fork_release, fork_release);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
     sample_T = rec.sample_bytes;
     large_T = _hg_large_threshold;
 #if defined(__x86_64__)
@@ -303,6 +418,7 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
     use_cache = !(u && !strcmp(u, "libunwind"));
 #endif
     _hg_rec_unwinder = use_cache ? "libunwind+rule-cache" : "libunwind";
+    start_queue();
     __atomic_store_n(&_hg_rec_global, &rec, __ATOMIC_RELEASE);
     __atomic_store_n(&on, 1, __ATOMIC_RELEASE);
   }
