@@ -211,6 +211,28 @@ void _hg_rec_weight(uint64_t T, uint64_t size, uint64_t *count_fx, uint64_t *byt
   *bytes = (uint64_t)((double)size / p + 0.5);
 }
 
+int64_t _hg_rec_gap(uint64_t *rng, uint64_t T) {
+  uint64_t x = *rng ? *rng : 0x9e3779b97f4a7c15ull;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  *rng = x;
+  double u = (double)((x >> 11) + 1) * (1.0 / 9007199254740993.0); /* (0, 1] */
+  /* -ln u without libm: ln u = 2 atanh((u-1)/(u+1)) after scaling to [0.5, 1) */
+  int e = 0;
+  while (u < 0.5) {
+    u *= 2;
+    e++;
+  }
+  double z = (u - 1) / (u + 1), z2 = z * z, t = z, s = 0;
+  for (int k = 1; k < 40; k += 2) {
+    s += t / k;
+    t *= z2;
+  }
+  double ln = 2 * s - e * 0.6931471805599453;
+  return (int64_t)(-ln * (double)T) + 1;
+}
+
 /* ---- live map ---- */
 
 #define ADDR_SHIFT 4

@@ -118,6 +118,11 @@ uint32_t _hg_rec_lookup(const struct hg_rec *r, uintptr_t addr);
  * 1/p blocks and size/p bytes (the unbiased Horvitz-Thompson estimate).
  * count_fx is in HG_REC_FX units. T == 0 gives exactly (HG_REC_FX, size). */
 void _hg_rec_weight(uint64_t T, uint64_t size, uint64_t *count_fx, uint64_t *bytes);
+/* Bytes to the next sample: exponentially distributed with mean T (so each
+ * byte is a sampling point with probability 1/T, independently: the
+ * p = 1 - exp(-size/T) above holds), from the caller's xorshift state *rng
+ * (per thread; 0 is replaced by a fixed seed). At least 1. No libm. */
+int64_t _hg_rec_gap(uint64_t *rng, uint64_t T);
 
 /* Counts n more bytes of tracking memory; -1 (and status "budget
  * exhausted") when that would pass the budget. */

@@ -46,6 +46,7 @@ static hg_malloc_logger_t *prev;
 static uint64_t large_T;
 static __thread int in_hook;
 static __thread int64_t sample_left;
+static __thread uint64_t rng;
 
 static uintptr_t strip(uintptr_t pc) {
 #if defined(__arm64__) || defined(__aarch64__)
@@ -75,9 +76,14 @@ static void record(uintptr_t p, uint64_t n, uint32_t skip) {
   uint64_t size = malloc_size((const void *)p);
   if (!size) return; /* not a block of a registered zone */
   if (rec.sample_bytes && !(large_T && n >= large_T)) {
+    if (!rng) { /* this thread's first block: its own generator and first gap */
+      rng = (uint64_t)(uintptr_t)&rng * 0x9e3779b97f4a7c15ull | 1;
+      sample_left = _hg_rec_gap(&rng, rec.sample_bytes);
+    }
     sample_left -= (int64_t)size;
     if (sample_left > 0) return;
-    sample_left = (int64_t)rec.sample_bytes; /* deterministic interval off Linux */
+    /* exponential gaps, as on Linux: the weights of _hg_rec_weight hold */
+    sample_left = _hg_rec_gap(&rng, rec.sample_bytes);
   }
   uintptr_t f[HG_REC_MAX_FRAMES + 16];
   uint32_t k = fp_walk(f, rec.max_frames + 2 + skip);
@@ -110,7 +116,6 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
   int rc = _hg_stacks_setup(&rec, o);
   if (!rc) {
     large_T = _hg_large_threshold;
-    sample_left = (int64_t)rec.sample_bytes;
     _hg_rec_unwinder = "frame-pointer";
     __atomic_store_n(&_hg_rec_global, &rec, __ATOMIC_RELEASE);
     prev = *logger_slot; /* chain whoever was there */

@@ -143,26 +143,10 @@ static __thread int64_t sample_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
 static __thread int counted __attribute__((tls_model("initial-exec"))); /* by sampled_skip */
 
-/* Bytes to the next sample: exponential with mean T (xorshift + -ln u). */
+/* Bytes to the next sample (alloc_record.h), from this thread's generator. */
 static int64_t next_gap(void) {
   if (!rng) rng = (uint64_t)(uintptr_t)&rng * 0x9e3779b97f4a7c15ull | 1;
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  double u = (double)((rng >> 11) + 1) * (1.0 / 9007199254740993.0); /* (0, 1] */
-  /* -ln u without libm: ln u = 2 atanh((u-1)/(u+1)) after scaling to [0.5, 1) */
-  int e = 0;
-  while (u < 0.5) {
-    u *= 2;
-    e++;
-  }
-  double z = (u - 1) / (u + 1), z2 = z * z, t = z, s = 0;
-  for (int k = 1; k < 40; k += 2) {
-    s += t / k;
-    t *= z2;
-  }
-  double ln = 2 * s - e * 0.6931471805599453;
-  return (int64_t)(-ln * (double)sample_T) + 1;
+  return _hg_rec_gap(&rng, sample_T);
 }
 
 /* Usable size of a block glibc returned for n bytes from malloc/calloc: the

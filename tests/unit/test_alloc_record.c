@@ -4,6 +4,7 @@
  * deletion, per-stack counts, threads, budget exhaustion, sampling weights.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "capture/alloc_record.h"
@@ -126,6 +127,40 @@ static void test_weight(void) {
   CHECK_EQ_U(c, HG_REC_FX);
 }
 
+/* The sampler both platforms use: gaps average T, and counting a stream of
+ * blocks down with them, weighing each picked block with _hg_rec_weight,
+ * estimates the stream's count and bytes without bias (per size class). */
+static void test_sampler(void) {
+  uint64_t rng = 12345, T = 65536;
+  double sum = 0;
+  enum { G = 200000 };
+  for (int i = 0; i < G; i++) {
+    int64_t g = _hg_rec_gap(&rng, T);
+    CHECK(g >= 1);
+    sum += (double)g;
+  }
+  CHECK(sum / G > 0.98 * T && sum / G < 1.02 * T);
+  uint64_t sizes[3] = {32, 4096, 200000}, est_c[3] = {0}, est_b[3] = {0}, n[3] = {0};
+  int64_t left = _hg_rec_gap(&rng, T);
+  for (int i = 0; i < 3000000; i++) {
+    int k = i % 100 == 0 ? 2 : (i % 7 == 0 ? 1 : 0); /* a mix: mostly small */
+    n[k]++;
+    left -= (int64_t)sizes[k];
+    if (left > 0) continue;
+    left = _hg_rec_gap(&rng, T);
+    uint64_t c, b;
+    _hg_rec_weight(T, sizes[k], &c, &b);
+    est_c[k] += c;
+    est_b[k] += b;
+  }
+  for (int k = 0; k < 3; k++) {
+    double ratio = (double)est_c[k] / HG_REC_FX / (double)n[k];
+    if (!(ratio > 0.95 && ratio < 1.05)) fprintf(stderr, "size %lu: estimate/true %.3f\n", (unsigned long)sizes[k], ratio);
+    CHECK(ratio > 0.95 && ratio < 1.05);
+    CHECK(est_b[k] / (double)(n[k] * sizes[k]) > 0.95 && est_b[k] / (double)(n[k] * sizes[k]) < 1.05);
+  }
+}
+
 static void test_filter(void) {
   struct hg_rec_config cfg = {8, 0, 4096}; /* sampled: the free-path filter is kept */
   REQUIRE(_hg_rec_init(&R, &cfg) == 0);
@@ -149,5 +184,6 @@ int main(void) {
   RUN(test_threads);
   RUN(test_budget);
   RUN(test_weight);
+  RUN(test_sampler);
   return hg_test_done();
 }
