@@ -524,7 +524,7 @@ async function stackTree(box, order, by) {
       const item = frameItem(f);
       const tr = h('tr', {'data-depth': depth, 'data-function': f.function || ''},
         h('td', {style: 'padding-left:' + (12 + depth * 18) + 'px'}, tw, h('span', {class: 'fn'}, item.firstChild.textContent), item.children[1] ? h('span', {class: 'where'}, item.children[1].textContent) : '',
-          c.stacks === 1 ? [' ', h('a', {href: '#/stack/' + c.stack, class: 'muted'}, '#' + c.stack)] : h('span', {class: 'muted'}, ' · ' + c.stacks + ' stacks')),
+          c.stacks === 1 ? [' ', h('a', {href: '#/stack/' + c.stack, class: 'muted'}, '#' + c.stack)] : h('span', {class: 'muted'}, ' · ' + c.stacks.toLocaleString('en-US') + ' stacks')),
         h('td', {class: 'n', 'data-f': 'count'}, count(c.count)), h('td', {class: 'n', 'data-f': 'bytes'}, bytes(c.bytes)), h('td', {class: 'n', 'data-f': 'retained'}, bytes(c.retained)),
         h('td', {class: 'barcell'}, bar(c[by], max)));
       tr.toggle = async (want) => {
@@ -541,7 +541,7 @@ async function stackTree(box, order, by) {
       after = tr;
     }
     if (d.total > d.children.length) {
-      const more = h('tr', {}, h('td', {colspan: 5, class: 'muted', style: 'padding-left:' + (30 + depth * 18) + 'px'}, '… ' + (d.total - d.children.length) + ' smaller frames not shown'));
+      const more = h('tr', {}, h('td', {colspan: 5, class: 'muted', style: 'padding-left:' + (30 + depth * 18) + 'px'}, '… ' + (d.total - d.children.length).toLocaleString('en-US') + ' smaller frames not shown'));
       if (after) after.after(more); else tb.append(more);
     }
   }

@@ -480,6 +480,32 @@ async function noStacks(page, v, s) {
   check('no stacks: the block panel says so', (await page.textContent('#obj-no-stack')).includes('no allocation stacks'));
 }
 
+// 3,000 stacks (mkstacks.c N): the table pages, the tree shows at most 200 children.
+async function manyStacks(page, v, s) {
+  const all = cliJson('stacks', s);
+  check('many: CLI lists 3000', all.total === 3000 && all.stacks.length === 3000);
+  const last = await apiJson(v, 'stacks?n=50&offset=2950');
+  check('API stacks: last page = CLI slice', eq(last.stacks, all.stacks.slice(2950)) && last.total === 3000);
+  const big = await apiJson(v, 'stacks?n=100000');
+  check('API stacks: n is capped at 1000', big.stacks.length === 1000);
+  await visit(page, v, '#/stacks');
+  check('many: first page of 50', (await page.$$('#stacks tbody tr[data-stack]')).length === 50);
+  check('many: pager', (await page.textContent('.pager')).includes('1–50 of 3,000'));
+  await page.click('.pager button[data-page=next]');
+  await navigated(page, '#/stacks?offset=50');
+  check('many: next page = CLI stacks 51-100', eq(await page.$$eval('#stacks tbody tr[data-stack]', (t) => t.map((e) => Number(e.getAttribute('data-stack')))), all.stacks.slice(50, 100).map((x) => x.id)));
+  await page.click('#stacks tbody tr[data-stack] td:nth-child(2)');
+  await page.waitForSelector('#stacks tr.detail:not([hidden]) .frames li');
+  check('many: a frame in no image shows its address', eq(await texts(page, '#stacks tr.detail:not([hidden]) .frames li .fn'), ['widget_new', all.stacks[50].frames[1].offset]));
+  await visit(page, v, '#/stacks?mode=bottom-up');
+  const root = await page.$eval('#stacktree tr[data-depth="0"]', (e) => e.textContent);
+  check('many: bottom-up root merges all 3000 stacks', root.includes('widget_new') && root.includes('3,000 stacks'), root);
+  await page.click('#stacktree tr[data-depth="0"] td:nth-child(2)');
+  await page.waitForSelector('#stacktree tr[data-depth="1"]');
+  check('many: 200 children shown, the rest counted', (await page.$$('#stacktree tr[data-depth="1"]')).length === 200 && (await page.textContent('#stacktree')).includes('2,800 smaller frames not shown'));
+  await shot(page, 'stacks-many');
+}
+
 (async () => {
   let browser, profile;
   try {
@@ -502,6 +528,7 @@ async function noStacks(page, v, s) {
     await apiMatchesCli(dm, snap('demo.hgsnap'), null);
     const hx = await startViewer([snap('hostile.hgsnap')]);
     const sm = await startViewer([snap('sampled.hgsnap')]);
+    const mn = await startViewer([snap('many.hgsnap')]);
     await apiMatchesCli(sm, snap('sampled.hgsnap'), null);
     // `heapgraph run --stacks` records nothing under ASan (test_viewer.sh makes no such snapshot then)
     const haveStacks = fs.existsSync(snap('stacks.hgsnap'));
@@ -522,6 +549,7 @@ async function noStacks(page, v, s) {
     await hostile(page, hx, snap('hostile.hgsnap'));
     await noStacks(page, fx, snap('app2.hgsnap'));
     await sampledWalk(page, sm, snap('sampled.hgsnap'));
+    await manyStacks(page, mn, snap('many.hgsnap'));
     if (st) await stacksWalk(page, st, snap('stacks.hgsnap'));
     const real = errors.filter((e) => !/favicon/.test(e));
     check('no page errors', real.length === 0, real);

@@ -5,6 +5,8 @@
  * with file:line from its debug info, under any build, ASan included, where
  * `run --stacks` records nothing). Some blocks carry a stack, some were not
  * sampled, one stack's blocks were all freed.  mkstacks OUT.hgsnap
+ * `mkstacks OUT.hgsnap N`: N stacks (every block recorded), one block each,
+ * for paging: frame 0 in widget_new, frame 1 an address in no image.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dl_iterate_phdr */
@@ -12,6 +14,7 @@
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "heapgraph.h"
@@ -32,9 +35,38 @@ static int first(struct dl_phdr_info *info, size_t size, void *out) {
 /* A return address a few bytes into fn (the symbolizer looks up addr - 1). */
 static uint64_t in(void (*fn)(void), uintptr_t base) { return (uint64_t)((uintptr_t)fn - base + 4); }
 
+/* N stacks of two frames, block i (16 + 8 * (i % 100) bytes) at stack i + 1. */
+static int many(const char *path, const char *self, uintptr_t base, uint32_t n) {
+  struct hg_writer *w;
+  int rc = hg_writer_open(&w, path);
+  struct hg_meta m = {.platform = "linux", .arch = "x86_64", .pointer_size = 8, .page_size = 4096,
+                      .process = "many", .allocator = "test"};
+  struct hg_image im = {self, NULL, 0, 0, 0, 1u << 30};
+  struct hg_stack_info si = {32, 0, 1u << 30, 1u << 20, 1u << 19, n, 0, "ok", "frame-pointer"};
+  rc = rc ? rc : hg_writer_meta(w, &m);
+  rc = rc ? rc : hg_writer_image(w, &im);
+  for (uint32_t i = 0; i < n; i++) {
+    rc = rc ? rc : hg_writer_node(w, 0x100000 + 0x1000ull * i, 16 + 8 * (i % 100), 0, HG_NODE_MALLOC, 0);
+    struct hg_root r = {HG_ROOT_GLOBAL, HG_NO_OWNER, 0x601000 + 8ull * i, i};
+    rc = rc ? rc : hg_writer_root(w, &r);
+  }
+  rc = rc ? rc : hg_writer_stack_info(w, &si);
+  for (uint32_t i = 0; i < n; i++) {
+    struct hg_stack_frame f[2] = {{0, in(widget_new, base)}, {HG_NO_OWNER, 0x7f0000000000ull + 16ull * i}};
+    struct hg_stack s = {1, 16 + 8 * (i % 100), 2, f};
+    rc = rc ? rc : hg_writer_stack(w, &s);
+    uint32_t id = i + 1;
+    rc = rc ? rc : hg_writer_node_stacks(w, i, 1, &id);
+  }
+  rc = rc ? rc : hg_writer_finish(w);
+  if (rc) fprintf(stderr, "mkstacks: %s\n", w ? hg_writer_message(w) : hg_error_string(rc));
+  hg_writer_close(w);
+  return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: mkstacks OUT.hgsnap\n");
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: mkstacks OUT.hgsnap [N]\n");
     return 2;
   }
   char self[4096];
@@ -43,6 +75,7 @@ int main(int argc, char **argv) {
   self[n] = 0;
   uintptr_t base = 0;
   dl_iterate_phdr(first, &base);
+  if (argc == 3) return many(argv[1], self, base, (uint32_t)strtoul(argv[2], NULL, 10));
   uintptr_t mainp = (uintptr_t)main;
   struct hg_writer *w;
   int rc = hg_writer_open(&w, argv[1]);

@@ -21,6 +21,7 @@ rm -rf "$dir" && mkdir -p "$dir" || exit 1
 "$BUILD/tests/analysis_mkfixture" "$dir" || exit 1
 "$BUILD/tests/viewer_mkhostile" "$dir/hostile.hgsnap" || exit 1
 "$BUILD/tests/viewer_mkstacks" "$dir/sampled.hgsnap" || exit 1
+"$BUILD/tests/viewer_mkstacks" "$dir/many.hgsnap" 3000 || exit 1
 # allocation stacks recorded by the interposer (tests/stacks/sites.c); the ASan
 # library has none (ASan owns malloc), so a sanitizer build checks the
 # stacks views on the sampled fixture only
