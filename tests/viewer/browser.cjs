@@ -360,8 +360,11 @@ function cliTreeRoots(s, order) {
   const out = execFileSync(cli, ['stacks', s, '--tree', order, '--by', 'count'], {encoding: 'utf8'});
   const roots = [];
   for (const l of out.split('\n').slice(1)) {
-    const m = l.match(/^(\d+)\s+[\d.]+ \S+\s+[\d.]+ \S+\s+(\S+?)(?:\+0x[0-9a-f]+)?(?: \(|$)/);
-    if (m) roots.push([Number(m[1]), m[2]]);
+    const m = l.match(/^(\d+)\s+[\d.]+ \S+\s+[\d.]+ \S+\s+(.*)$/);
+    if (!m) continue;
+    // "fn (file:line)" or "fn+0x12 (image)"; "image+0x10" or "0x7f…" have no function
+    const fn = m[2].match(/^(\S+?)(?:\+0x[0-9a-f]+)? \(/);
+    roots.push([Number(m[1]), fn ? fn[1] : '']);
   }
   return roots.sort();
 }
@@ -459,6 +462,11 @@ async function sampledWalk(page, v, s) {
   await visit(page, v, '#/stacks');
   check('sampled: the view says counts are estimates', (await page.textContent('#sampled')).includes('estimates'));
   check('sampled: rows', eq(await page.$$eval('#stacks tbody tr[data-stack]', (t) => t.map((e) => Number(e.getAttribute('data-stack')))), [1, 2]));
+  await page.click('#stacks tr[data-stack="2"] td:nth-child(2)');
+  await page.waitForSelector('#stacks tr.detail:not([hidden]) .frames li');
+  const hostileFrame = (await texts(page, '#stacks tr.detail:not([hidden]) .frames li .fn'))[2];
+  check('sampled: an image path with markup shown as text', hostileFrame === '<img src=x onerror="window.__pwned=3">.so+0x10', hostileFrame);
+  check('sampled: no script ran', await page.evaluate(() => window.__pwned === undefined && ![...document.images].some((i) => i.getAttribute('src') === 'x')));
   await shot(page, 'stacks-sampled');
   await visit(page, v, '#/object/0x10000');
   check('sampled: block stack', eq(await page.$$eval('#obj-frames li', (l) => l.map((e) => e.getAttribute('data-function'))), ['widget_new', 'cache_fill', 'main']));

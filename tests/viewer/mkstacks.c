@@ -4,7 +4,8 @@
  * point into this program itself (so they symbolize to the functions below,
  * with file:line from its debug info, under any build, ASan included, where
  * `run --stacks` records nothing). Some blocks carry a stack, some were not
- * sampled, one stack's blocks were all freed.  mkstacks OUT.hgsnap
+ * sampled, one stack's blocks were all freed, one frame is in an image whose
+ * path is HTML.  mkstacks OUT.hgsnap
  * `mkstacks OUT.hgsnap N`: N stacks (every block recorded), one block each,
  * for paging: frame 0 in widget_new, frame 1 an address in no image.
  */
@@ -84,15 +85,18 @@ int main(int argc, char **argv) {
   struct hg_image im = {self, NULL, 0, 0, 0, 1u << 30};
   struct hg_stack_info si = {32, 4096, 1u << 20, 8192, 4096, 5, 0, "ok", "frame-pointer"};
   struct hg_stack_frame f1[3] = {{0, in(widget_new, base)}, {0, in(cache_fill, base)}, {0, mainp - base + 4}};
-  struct hg_stack_frame f2[2] = {{0, in(parse_config, base)}, {0, mainp - base + 8}};
+  /* an image path that is markup if a page ever treats it as HTML */
+  struct hg_image evil = {"/opt/<img src=x onerror=\"window.__pwned=3\">.so", NULL, 0, 0x7e0000000000, 0, 0x10000};
+  struct hg_stack_frame f2[3] = {{0, in(parse_config, base)}, {0, mainp - base + 8}, {1, 0x10}};
   struct hg_stack_frame f3[2] = {{0, in(freed_site, base)}, {HG_NO_OWNER, 0x7f0000001234}};
-  struct hg_stack s1 = {40, 163840, 3, f1}, s2 = {3, 1536, 2, f2}, s3 = {0, 0, 2, f3};
+  struct hg_stack s1 = {40, 163840, 3, f1}, s2 = {3, 1536, 3, f2}, s3 = {0, 0, 2, f3};
   /* blocks: 0 widget (stack 1) holds 1 and 2; 2 and 4 were not sampled */
   const uint64_t size[6] = {4096, 64, 128, 2048, 32, 512};
   const uint32_t stack[6] = {1, 2, 0, 1, 0, 2};
   struct hg_large_alloc la = {0x10000, 4096, 1000, 7, 1};
   rc = rc ? rc : hg_writer_meta(w, &m);
   rc = rc ? rc : hg_writer_image(w, &im);
+  rc = rc ? rc : hg_writer_image(w, &evil);
   for (uint32_t i = 0; i < 6; i++) rc = rc ? rc : hg_writer_node(w, 0x10000 + 0x2000 * i, size[i], 0, HG_NODE_MALLOC, 0);
   rc = rc ? rc : hg_writer_edge(w, 0, 8, 1, HG_EDGE_CONSERVATIVE, 0);
   rc = rc ? rc : hg_writer_edge(w, 0, 16, 2, HG_EDGE_CONSERVATIVE, 0);
