@@ -128,8 +128,10 @@ async function render() {
 // ---- Summary
 const KIND_ORDER = ['heap', 'stack', 'image', 'anonymous', 'file', 'other'];
 function regionKind(name) {
-  if (name === '[heap]' || /malloc|heap|MALLOC/.test(name)) return 'heap';
-  if (name.startsWith('[stack') || /stack/i.test(name)) return 'stack';
+  // a file path is an image or a file, whatever its name says (libheapgraph.so, …/stacks/…)
+  const path = name.startsWith('/');
+  if (!path && (name === '[heap]' || /malloc|heap|MALLOC/.test(name))) return 'heap';
+  if (!path && (name.startsWith('[stack') || /stack/i.test(name))) return 'stack';
   if (name === '(anonymous)' || name.startsWith('[anon')) return 'anonymous';
   if (/\.so(\.|$)|\/lib|\/bin\/|\.dylib|\.framework/.test(name)) return 'image';
   if (name.startsWith('/')) return 'file';
@@ -183,7 +185,8 @@ async function vSummary(box) {
     card('Leaked', bytes(s.leaked_bytes), [count(s.leaked_count), pl(s.leaked_count, ' block'), ' in ', count(s.root_leaks), pl(s.root_leaks, ' root leak')], s.leaked_count ? 'warn' : ''),
     card('Classes', count(s.class_count), [count(s.cycle_count), pl(s.cycle_count, ' reference cycle')]),
     card('References', count(s.edges_total), [count(info.counts.roots), pl(info.counts.roots, ' root')]),
-    card('Regions', count(info.counts.regions), [count(info.counts.images), pl(info.counts.images, ' image'), ' · ', count(info.counts.threads), pl(info.counts.threads, ' thread')])));
+    card('Regions', count(info.counts.regions), [count(info.counts.images), pl(info.counts.images, ' image'), ' · ', count(info.counts.threads), pl(info.counts.threads, ' thread')]),
+    s.stacks ? card('Allocation stacks', h('a', {href: '#/stacks'}, count(s.stacks.listed)), [s.stacks.sample_bytes ? 'sampled' : 'every block', ' · ', count(s.stacks.unattributed_nodes), ' without a stack']) : ''));
 
   const treeBox = h('div', {class: 'treemap', id: 'treemap'});
   const groups = regions.filter((g) => !g.total);

@@ -459,6 +459,8 @@ async function stacksWalk(page, v, s) {
 async function sampledWalk(page, v, s) {
   const all = await stacksApi(v, s);
   check('sampled: stacks listed (the freed one left out)', eq(all.stacks.map((x) => x.id), [1, 2]), all.stacks);
+  await visit(page, v, '#/summary');
+  check('sampled: summary card counts the stacks', eq(await vals(page, '[data-card="Allocation stacks"] .v [data-v]'), [2]));
   await visit(page, v, '#/stacks');
   check('sampled: the view says counts are estimates', (await page.textContent('#sampled')).includes('estimates'));
   check('sampled: rows', eq(await page.$$eval('#stacks tbody tr[data-stack]', (t) => t.map((e) => Number(e.getAttribute('data-stack')))), [1, 2]));
@@ -481,6 +483,8 @@ async function sampledWalk(page, v, s) {
 // A snapshot without stacks says so.
 async function noStacks(page, v, s) {
   check('API stacks without stacks: 404', (await get(v, '/api/stacks')).status === 404);
+  await visit(page, v, '#/summary');
+  check('no stacks: no summary card', !(await page.$('[data-card="Allocation stacks"]')));
   await visit(page, v, '#/stacks');
   check('no stacks: the view says so', (await page.textContent('#no-stacks')).includes('no allocation stacks'));
   await shot(page, 'stacks-none');
