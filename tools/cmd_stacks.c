@@ -14,6 +14,7 @@
 #include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 #include "tools/commands.h"
+#include "tools/stack_table.h"
 #include "tools/symbolize.h"
 
 static const char about[] =
@@ -23,28 +24,12 @@ static const char about[] =
     "  --tree prints a call tree instead. Frames: function (file:line) with debug\n"
     "  info, else function+offset (image), else image+offset.\n";
 
-enum { BY_RETAINED, BY_BYTES, BY_COUNT };
-
 struct ctx {
   const struct hg_graph *g;
   struct hg_stack_total *t;
   struct symbolizer *sym;
-  int by;
+  int by; /* STACK_BY_* */
 };
-
-static uint64_t key(const struct ctx *c, uint32_t id) {
-  if (c->by == BY_COUNT) return c->g->stacks[id - 1].count;
-  if (c->by == BY_BYTES) return c->g->stacks[id - 1].bytes;
-  return c->t[id].retained;
-}
-
-static const struct ctx *sort_ctx;
-static int by_key(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  uint64_t kx = key(sort_ctx, x), ky = key(sort_ctx, y);
-  if (kx != ky) return kx < ky ? 1 : -1;
-  return x < y ? -1 : x > y;
-}
 
 /* ---- call tree ---- */
 
@@ -78,7 +63,7 @@ static uint32_t child(struct tree *t, uint32_t parent, const struct hg_stack_fra
 }
 
 static uint64_t tkey(const struct ctx *c, const struct tnode *n) {
-  return c->by == BY_COUNT ? n->count : c->by == BY_BYTES ? n->bytes : n->retained;
+  return c->by == STACK_BY_COUNT ? n->count : c->by == STACK_BY_BYTES ? n->bytes : n->retained;
 }
 
 static void print_tree(struct ctx *c, struct tree *t, uint32_t at, int depth, long limit) {
@@ -148,12 +133,13 @@ int cmd_stacks(int argc, char **argv) {
     hg_graph_free(g);
     return 1;
   }
-  struct ctx c = {g, NULL, sym_new(g), !strcmp(by, "bytes") ? BY_BYTES : !strcmp(by, "count") ? BY_COUNT : BY_RETAINED};
+  struct ctx c = {g, NULL, sym_new(g), stack_table_key(by)};
   struct hg_dominators *d = NULL;
   int rc = hg_dominators_compute(g, &d);
   if (!rc) rc = hg_stack_totals(g, d, &c.t);
-  uint32_t *ids = malloc(((size_t)g->stack_count + 1) * sizeof *ids);
-  if (rc || !ids || !c.sym) {
+  uint32_t *ids = NULL;
+  int64_t listed = rc || !c.sym ? -1 : stack_table_sorted(g, c.t, c.by, &ids);
+  if (rc || listed < 0) {
     fprintf(stderr, "heapgraph stacks: %s\n", hg_error_string(rc ? rc : HG_ENOMEM));
     st = 1;
     goto out;
@@ -163,37 +149,11 @@ int cmd_stacks(int argc, char **argv) {
     st = tree(&c, !strcmp(treemode, "top-down"), limit);
     goto out;
   }
-  uint32_t n = 0;
-  for (uint32_t id = 1; id <= g->stack_count; id++)
-    if (g->stacks[id - 1].count || c.t[id].nodes) ids[n++] = id;
-  sort_ctx = &c;
-  qsort(ids, n, sizeof *ids, by_key);
+  uint32_t n = (uint32_t)listed;
   if (limit >= 0 && (uint32_t)limit < n) n = (uint32_t)limit;
   if (json) {
-    printf("{\"info\":{\"status\":");
-    cli_json_str(stdout, si->status);
-    printf(",\"unwinder\":");
-    cli_json_str(stdout, si->unwinder);
-    printf(",\"max_frames\":%u,\"sample_bytes\":%" PRIu64 ",\"budget_bytes\":%" PRIu64
-           ",\"tracking_bytes\":%" PRIu64 ",\"map_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64 ",\"dropped\":%" PRIu64
-           ",\"stacks\":%u,\"unattributed_nodes\":%" PRIu64 "},\"stacks\":[",
-           si->max_frames, si->sample_bytes, si->budget_bytes, si->tracking_bytes, si->map_bytes, si->live_blocks,
-           si->dropped, g->stack_count, c.t[0].nodes);
-    for (uint32_t i = 0; i < n; i++) {
-      uint32_t id = ids[i];
-      const struct hg_stack *s = &g->stacks[id - 1];
-      printf("%s\n{\"id\":%u,\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"nodes\":%" PRIu64
-             ",\"node_bytes\":%" PRIu64 ",\"retained\":%" PRIu64 ",\"frames\":",
-             i ? "," : "", id, s->count, s->bytes, c.t[id].nodes, c.t[id].node_bytes, c.t[id].retained);
-      sym_print_stack(stdout, c.sym, s, 1, "");
-      printf("}");
-    }
-    printf("],\"large_allocations\":[");
-    for (uint32_t i = 0; i < g->large_count; i++)
-      printf("%s{\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"stack\":%u,\"time_ns\":%" PRIu64
-             ",\"tid\":%" PRIu64 "}", i ? "," : "", g->large[i].addr, g->large[i].size, g->large[i].stack,
-             g->large[i].time_ns, g->large[i].tid);
-    printf("]}\n");
+    stack_table_json(stdout, g, c.t, c.sym, ids, (uint32_t)listed, 0, n);
+    putchar('\n');
   } else {
     char b1[32], b2[32], b3[32];
     printf("allocation stacks: %u (status %s, unwinder %s, %u frames max, %s)\n", g->stack_count,

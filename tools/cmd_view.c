@@ -42,10 +42,11 @@ int cmd_view(int argc, char **argv) {
       CLI_END};
   const struct cli_cmd cmd = {
       "view", "SNAP [BASELINE]", 1, 2, opts,
-      "  Explore SNAP in the browser: summary, classes, dominator tree, objects,\n"
-      "  leaks, cycles and (with BASELINE, an earlier snapshot) what grew. Prints\n"
-      "  the URL (with its access token) as the first line, opens the browser\n"
-      "  unless --no-open, and serves until interrupted. docs/viewer.md.\n",
+      "  Explore SNAP in the browser: summary, classes, dominator tree, allocation\n"
+      "  stacks, objects, leaks, cycles and (with BASELINE, an earlier snapshot)\n"
+      "  what grew. Prints the URL (with its access token) as the first line,\n"
+      "  opens the browser unless --no-open, and serves until interrupted.\n"
+      "  docs/viewer.md.\n",
       0};
   int st = cli_parse(&cmd, argc, argv, &nargs);
   if (st >= 0) return st;

@@ -13,6 +13,8 @@
 
 #include "heapgraph.h"
 
+struct symbolizer;
+
 /* Everything computed once at startup (before the URL is printed), so that
  * every API answer is a lookup plus a page of output. */
 struct view {
@@ -36,6 +38,16 @@ struct view {
   uint32_t *inst_start, *inst;
   /* Every node, biggest retained first (ties: lower index first). */
   uint32_t *order;
+  /* Allocation stacks, when the snapshot has them (else all NULL/0):
+   * hg_stack_totals by stack id; the stacks_listed stacks `heapgraph stacks`
+   * lists, in each STACK_BY_* order (stack_table.h); the nodes allocated at
+   * stack id s, largest first: sblk_size[sblk_start[s] .. sblk_start[s+1]),
+   * and the same biggest retained first in sblk_ret; one symbolizer, used
+   * by the server's one thread. */
+  struct hg_stack_total *stack_tot;
+  uint32_t stacks_listed, *stack_order[3];
+  uint32_t *sblk_start, *sblk_size, *sblk_ret;
+  struct symbolizer *sym;
   double seconds[8];              /* startup steps, see view_step_names    */
 };
 

@@ -1,11 +1,12 @@
 /*
  * view_api.c — the JSON answers of the viewer's API (docs/viewer.md). The
  * answers named after CLI subcommands (info, regions, top, show, dominators,
- * path, leaks, cycles, diff) are the objects that `heapgraph CMD --json`
- * prints for the same snapshot, built from the same library results and the
- * CLI's node writer (acli_node_json); `offset` pages through their lists.
- * The others (summary, classes, instances, children, icicle, leak) are
- * views over the indexes of view_state.c. Every answer is bounded by `n`.
+ * path, leaks, cycles, diff, stacks) are the objects that `heapgraph CMD
+ * --json` prints for the same snapshot, built from the same library results
+ * and the CLI's writers (acli_node_json, acli_show_json, stack_table_json);
+ * `offset` pages through their lists. The others (summary, classes,
+ * instances, children, icicle, leak, stack) are views over the indexes of
+ * view_state.c. Every answer is bounded by `n`.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "tools/analysis_cli.h"
 #include "tools/cli_util.h"
+#include "tools/stack_table.h"
 #include "tools/view.h"
 
 #define MAX_PAGE 1000
@@ -369,6 +371,26 @@ static int api_diff(const struct req *r) {
   return 200;
 }
 
+static const char no_stacks[] =
+    "{\"error\":\"this snapshot has no allocation stacks (capture with heapgraph run --stacks)\"}";
+
+/* `stacks --json --by KEY -n N`, paged. */
+static int api_stacks(const struct req *r) {
+  const struct view *v = r->v;
+  if (!v->g->has_stacks) {
+    fputs(no_stacks, r->f);
+    return 404;
+  }
+  int key = stack_table_key(r->arg(r->ctx, "by"));
+  if (key < 0) {
+    fputs("{\"error\":\"by= takes retained, bytes or count\"}", r->f);
+    return 400;
+  }
+  uint32_t k = (uint32_t)num(r, "n", 50, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  stack_table_json(r->f, v->g, v->stack_tot, v->sym, v->stack_order[key], v->stacks_listed, off, k);
+  return 200;
+}
+
 /* ---- viewer-only answers ---- */
 
 static int api_summary(const struct req *r) {
@@ -376,10 +398,20 @@ static int api_summary(const struct req *r) {
   fprintf(r->f, "{\"nodes_total\":%" PRIu32 ",\"edges_total\":%" PRIu32 ",\"bytes_total\":%" PRIu64
                 ",\"reachable_count\":%" PRIu32 ",\"reachable_bytes\":%" PRIu64 ",\"leaked_count\":%" PRIu32
                 ",\"leaked_bytes\":%" PRIu64 ",\"root_leaks\":%" PRIu32 ",\"cycle_count\":%" PRIu32
-                ",\"class_count\":%" PRIu32 ",\"baseline\":",
+                ",\"class_count\":%" PRIu32 ",\"stacks\":",
           v->g->node_count, v->g->edge_count, v->bytes_total, v->d->reachable_count, v->d->reachable_bytes,
           v->leaks->leaked_count, v->leaks->leaked_bytes, v->leaks->count, v->cycles->count,
           v->g->class_count);
+  if (v->g->has_stacks) {
+    const struct hg_stack_info *si = &v->g->stack_info;
+    fputs("{\"status\":", r->f);
+    str(r, si->status);
+    fprintf(r->f, ",\"sample_bytes\":%" PRIu64 ",\"listed\":%" PRIu32 ",\"unattributed_nodes\":%" PRIu64 "}",
+            si->sample_bytes, v->stacks_listed, v->stack_tot[0].nodes);
+  } else {
+    fputs("null", r->f);
+  }
+  fputs(",\"baseline\":", r->f);
   str(r, v->base_path);
   fputs(",\"startup_seconds\":{", r->f);
   for (int i = 0; i < 8; i++) fprintf(r->f, "%s\"%s\":%.3f", i ? "," : "", view_step_names[i], v->seconds[i]);
@@ -534,6 +566,135 @@ static int api_leak(const struct req *r) {
   return 200;
 }
 
+/* One allocation stack (?id=) and its blocks: the stacks entry plus
+ * {total, rows: [NODE + retained]}, ?sort=size (largest first, the
+ * default) or retained (biggest retained first), paged. */
+static int api_stack(const struct req *r) {
+  const struct view *v = r->v;
+  const struct hg_graph *g = v->g;
+  if (!g->has_stacks) {
+    fputs(no_stacks, r->f);
+    return 404;
+  }
+  uint64_t id = num(r, "id", 0, UINT64_MAX);
+  if (!id || id > g->stack_count) {
+    fputs("{\"error\":\"no such stack\"}", r->f);
+    return 404;
+  }
+  const char *sort = r->arg(r->ctx, "sort");
+  int by_ret = sort && !strcmp(sort, "retained");
+  uint32_t k = (uint32_t)num(r, "n", 100, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
+  uint32_t b = v->sblk_start ? v->sblk_start[id] : 0, total = v->sblk_start ? v->sblk_start[id + 1] - b : 0;
+  stack_table_entry_json(r->f, g, v->stack_tot, v->sym, (uint32_t)id);
+  fprintf(r->f, ",\"sort\":\"%s\",\"total\":%" PRIu32 ",\"rows\":[", by_ret ? "retained" : "size", total);
+  node_page(r, v->sblk_start ? (by_ret ? v->sblk_ret : v->sblk_size) + b : NULL, total, off, k);
+  return 200;
+}
+
+/* One level of the stacks' call tree, as `heapgraph stacks --tree` merges
+ * it: ?order=bottom-up (allocating function first) or top-down; the node is
+ * ?stack=S&depth=D, the first D frames of stack S in that order (depth 0:
+ * the root). Answers its children — the distinct next frames of the listed
+ * stacks below it, with their summed count, bytes and retained bytes (an
+ * upper bound where stacks nest, as in the CLI), the number of stacks through
+ * each, one of them (`stack`, the lowest id) to name the child by, and `leaf`
+ * when no stack goes deeper — biggest ?by= first, at most ?n=. */
+struct tkid {
+  struct hg_stack_frame f;
+  uint32_t stack, stacks;
+  int leaf;
+  uint64_t count, bytes, retained;
+};
+
+static const struct hg_stack_frame *frame_at(const struct hg_stack *s, uint32_t i, int top_down) {
+  return &s->frames[top_down ? s->frame_count - 1 - i : i];
+}
+
+static int same_frame(const struct hg_stack_frame *a, const struct hg_stack_frame *b) {
+  return a->image == b->image && a->offset == b->offset;
+}
+
+static int tkid_by_frame(const void *a, const void *b) {
+  const struct tkid *x = a, *y = b;
+  if (x->f.image != y->f.image) return x->f.image < y->f.image ? -1 : 1;
+  if (x->f.offset != y->f.offset) return x->f.offset < y->f.offset ? -1 : 1;
+  return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int tkid_key;
+static int tkid_by_key(const void *a, const void *b) {
+  const struct tkid *x = a, *y = b;
+  uint64_t kx = tkid_key == STACK_BY_COUNT ? x->count : tkid_key == STACK_BY_BYTES ? x->bytes : x->retained;
+  uint64_t ky = tkid_key == STACK_BY_COUNT ? y->count : tkid_key == STACK_BY_BYTES ? y->bytes : y->retained;
+  if (kx != ky) return kx < ky ? 1 : -1;
+  return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int api_stacktree(const struct req *r) {
+  const struct view *v = r->v;
+  const struct hg_graph *g = v->g;
+  if (!g->has_stacks) {
+    fputs(no_stacks, r->f);
+    return 404;
+  }
+  const char *order = r->arg(r->ctx, "order");
+  int key = stack_table_key(r->arg(r->ctx, "by"));
+  if (key < 0 || (order && strcmp(order, "bottom-up") && strcmp(order, "top-down"))) {
+    fputs("{\"error\":\"order= takes bottom-up or top-down, by= retained, bytes or count\"}", r->f);
+    return 400;
+  }
+  int td = order && !strcmp(order, "top-down");
+  uint64_t sid = num(r, "stack", 0, UINT64_MAX), depth = num(r, "depth", 0, 1024);
+  const struct hg_stack *at = sid && sid <= g->stack_count ? &g->stacks[sid - 1] : NULL;
+  if (depth && (!at || depth > at->frame_count)) {
+    fputs("{\"error\":\"no such tree node\"}", r->f);
+    return 404;
+  }
+  uint32_t d = (uint32_t)depth, k = (uint32_t)num(r, "n", 100, MAX_PAGE), m = 0;
+  struct tkid *kid = malloc(((size_t)v->stacks_listed + 1) * sizeof *kid);
+  if (!kid) return 500;
+  for (uint32_t i = 0; i < v->stacks_listed; i++) { /* the listed stacks below the node */
+    uint32_t id = v->stack_order[0][i];
+    const struct hg_stack *s = &g->stacks[id - 1];
+    if (s->frame_count <= d) continue;
+    uint32_t j = 0;
+    while (j < d && same_frame(frame_at(s, j, td), frame_at(at, j, td))) j++;
+    if (j < d) continue;
+    kid[m++] = (struct tkid){*frame_at(s, d, td), id, 1, s->frame_count == d + 1, s->count, s->bytes,
+                             v->stack_tot[id].retained};
+  }
+  qsort(kid, m, sizeof *kid, tkid_by_frame);
+  uint32_t nk = 0; /* merge the runs of one frame into their first (lowest id) */
+  for (uint32_t i = 0; i < m; i++) {
+    struct tkid *last = nk ? &kid[nk - 1] : NULL;
+    if (last && same_frame(&last->f, &kid[i].f)) {
+      last->stacks++;
+      last->leaf &= kid[i].leaf;
+      last->count += kid[i].count;
+      last->bytes += kid[i].bytes;
+      last->retained += kid[i].retained;
+    } else {
+      kid[nk++] = kid[i];
+    }
+  }
+  tkid_key = key;
+  qsort(kid, nk, sizeof *kid, tkid_by_key);
+  fprintf(r->f, "{\"order\":\"%s\",\"depth\":%" PRIu32 ",\"total\":%" PRIu32 ",\"children\":[",
+          td ? "top-down" : "bottom-up", d, nk);
+  for (uint32_t i = 0; i < nk && i < k; i++) {
+    const struct tkid *c = &kid[i];
+    struct hg_stack one = {0, 0, 1, &c->f};
+    fprintf(r->f, "%s{\"stack\":%" PRIu32 ",\"depth\":%" PRIu32 ",\"stacks\":%" PRIu32 ",\"leaf\":%s,\"count\":%" PRIu64
+                  ",\"bytes\":%" PRIu64 ",\"retained\":%" PRIu64 ",\"frames\":",
+            i ? ",\n" : "\n", c->stack, d + 1, c->stacks, c->leaf ? "true" : "false", c->count, c->bytes, c->retained);
+    sym_print_stack(r->f, v->sym, &one, 1, "");
+    fputc('}', r->f);
+  }
+  fputs("]}", r->f);
+  free(kid);
+  return 200;
+}
+
 int view_api(const struct view *v, const char *name, view_arg_fn arg, void *ctx, FILE *f) {
   static const struct {
     const char *name;
@@ -542,7 +703,8 @@ int view_api(const struct view *v, const char *name, view_arg_fn arg, void *ctx,
                {"show", api_show},       {"dominators", api_dominators}, {"path", api_path},
                {"leaks", api_leaks},     {"cycles", api_cycles},       {"diff", api_diff},
                {"summary", api_summary}, {"classes", api_classes},     {"instances", api_instances},
-               {"children", api_children}, {"icicle", api_icicle},     {"leak", api_leak}};
+               {"children", api_children}, {"icicle", api_icicle},     {"leak", api_leak},
+               {"stacks", api_stacks},   {"stack", api_stack},         {"stacktree", api_stacktree}};
   struct req r = {v, arg, ctx, f};
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (!strcmp(name, table[i].name)) return table[i].fn(&r);

@@ -1,8 +1,9 @@
 /*
  * view_state.c — what `heapgraph view` computes once at startup: the
- * library's analyses (dominators, class retained sizes, leaks, cycles, diff)
- * and two indexes over them (dominator-tree children and class instances,
- * each biggest retained first), so every API answer is a lookup.
+ * library's analyses (dominators, class retained sizes, leaks, cycles, diff,
+ * allocation-stack totals) and indexes over them (dominator-tree children,
+ * class instances and each allocation stack's blocks, biggest first), so
+ * every API answer is a lookup.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "tools/cli_util.h"
+#include "tools/stack_table.h"
 #include "tools/view.h"
 
 /* Startup steps, timed; load_baseline and reverse run on threads of their
@@ -23,10 +25,10 @@ static double now(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Node indices sorted by retained size, biggest first, ties by index: a
- * stable LSD radix sort on ~retained, 11 bits a pass, passes whose digit is
- * the same for every node skipped. */
-static uint32_t *by_retained(const struct hg_dominators *d, uint32_t n) {
+/* Node indices sorted by key (retained or size), biggest first, ties by
+ * index: a stable LSD radix sort on ~key, 11 bits a pass, passes whose digit
+ * is the same for every node skipped. */
+static uint32_t *biggest_first(const uint64_t *key, uint32_t n) {
   uint32_t *a = malloc(((size_t)n + 1) * sizeof *a), *b = malloc(((size_t)n + 1) * sizeof *b);
   uint64_t *ka = malloc(((size_t)n + 1) * 8), *kb = malloc(((size_t)n + 1) * 8);
   if (!a || !b || !ka || !kb) {
@@ -36,7 +38,7 @@ static uint32_t *by_retained(const struct hg_dominators *d, uint32_t n) {
   uint64_t or_ = 0, and_ = ~(uint64_t)0;
   for (uint32_t i = 0; i < n; i++) {
     a[i] = i;
-    ka[i] = ~d->retained[i];
+    ka[i] = ~key[i];
     or_ |= ka[i];
     and_ &= ka[i];
   }
@@ -95,7 +97,7 @@ static int group(uint32_t n, const uint32_t *order, const uint32_t *key, uint32_
 
 static int indexes(struct view *v) {
   const struct hg_graph *g = v->g;
-  uint32_t n = g->node_count, *order = by_retained(v->d, n), *parent = malloc(((size_t)n + 1) * 4);
+  uint32_t n = g->node_count, *order = biggest_first(v->d->retained, n), *parent = malloc(((size_t)n + 1) * 4);
   int rc = order && parent ? 0 : HG_ENOMEM;
   for (uint32_t i = 0; !rc && i < n; i++) {
     uint32_t p = v->d->idom[i];
@@ -105,6 +107,27 @@ static int indexes(struct view *v) {
   if (!rc) rc = group(n, order, g->node_class, g->class_count + 1, &v->inst_start, &v->inst);
   v->order = order;
   free(parent);
+  return rc;
+}
+
+/* Allocation stacks: totals, the listed stacks in each order, each stack's
+ * blocks by size and by retained size (after indexes: needs v->order). */
+static int stacks(struct view *v) {
+  const struct hg_graph *g = v->g;
+  if (!g->has_stacks) return 0;
+  v->sym = sym_new(g);
+  int rc = v->sym ? hg_stack_totals(g, v->d, &v->stack_tot) : HG_ENOMEM;
+  for (int k = 0; !rc && k < STACK_BY_KEYS; k++) {
+    int64_t n = stack_table_sorted(g, v->stack_tot, k, &v->stack_order[k]);
+    if (n < 0) rc = HG_ENOMEM;
+    else v->stacks_listed = (uint32_t)n;
+  }
+  if (rc || !g->node_stack) return rc; /* no node carries a stack: no blocks to list */
+  uint32_t *by_size = biggest_first(g->node_size, g->node_count), *start2 = NULL;
+  rc = by_size ? group(g->node_count, by_size, g->node_stack, g->stack_count + 1, &v->sblk_start, &v->sblk_size)
+               : HG_ENOMEM;
+  if (!rc) rc = group(g->node_count, v->order, g->node_stack, g->stack_count + 1, &start2, &v->sblk_ret);
+  free(by_size), free(start2);
   return rc;
 }
 
@@ -177,6 +200,7 @@ int view_open(struct view *v, const char *path, const char *base_path) {
   if (!rc) rc = classes(v);
   STEP(3);
   if (!rc) rc = indexes(v);
+  if (!rc) rc = stacks(v);
   STEP(4);
   if (!rc) rc = hg_leaks_find(v->g, &v->leaks);
   STEP(6);
@@ -196,6 +220,9 @@ int view_open(struct view *v, const char *path, const char *base_path) {
 void view_close(struct view *v) {
   free(v->ccount), free(v->cbytes), free(v->cretained), free(v->rcount), free(v->rbytes);
   free(v->kid_start), free(v->kids), free(v->inst_start), free(v->inst), free(v->order);
+  free(v->stack_tot), free(v->sblk_start), free(v->sblk_size), free(v->sblk_ret);
+  for (int k = 0; k < STACK_BY_KEYS; k++) free(v->stack_order[k]);
+  sym_free(v->sym);
   hg_diff_free(v->diff);
   hg_cycles_free(v->cycles);
   hg_leaks_free(v->leaks);

@@ -107,10 +107,10 @@ let afterAttach = []; // run once the view is in the document
 
 async function render() {
   const r = route();
-  for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('on', a.dataset.tab === r.view || (a.dataset.tab === 'classes' && r.view === 'class'));
+  for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('on', a.dataset.tab === r.view || (a.dataset.tab === 'classes' && r.view === 'class') || (a.dataset.tab === 'stacks' && r.view === 'stack'));
   selectable = null;
   pageMove = null;
-  const views = {summary: vSummary, classes: vClasses, class: vClass, dominators: vDominators, object: vObject, leaks: vLeaks, cycles: vCycles, diff: vDiff};
+  const views = {summary: vSummary, classes: vClasses, class: vClass, dominators: vDominators, stacks: vStacks, stack: vStack, object: vObject, leaks: vLeaks, cycles: vCycles, diff: vDiff};
   const fn = views[r.view] || vSummary;
   const box = h('div', {'data-view': r.view});
   afterAttach = [];
@@ -128,8 +128,10 @@ async function render() {
 // ---- Summary
 const KIND_ORDER = ['heap', 'stack', 'image', 'anonymous', 'file', 'other'];
 function regionKind(name) {
-  if (name === '[heap]' || /malloc|heap|MALLOC/.test(name)) return 'heap';
-  if (name.startsWith('[stack') || /stack/i.test(name)) return 'stack';
+  // a file path is an image or a file, whatever its name says (libheapgraph.so, …/stacks/…)
+  const path = name.startsWith('/');
+  if (!path && (name === '[heap]' || /malloc|heap|MALLOC/.test(name))) return 'heap';
+  if (!path && (name.startsWith('[stack') || /stack/i.test(name))) return 'stack';
   if (name === '(anonymous)' || name.startsWith('[anon')) return 'anonymous';
   if (/\.so(\.|$)|\/lib|\/bin\/|\.dylib|\.framework/.test(name)) return 'image';
   if (name.startsWith('/')) return 'file';
@@ -183,7 +185,8 @@ async function vSummary(box) {
     card('Leaked', bytes(s.leaked_bytes), [count(s.leaked_count), pl(s.leaked_count, ' block'), ' in ', count(s.root_leaks), pl(s.root_leaks, ' root leak')], s.leaked_count ? 'warn' : ''),
     card('Classes', count(s.class_count), [count(s.cycle_count), pl(s.cycle_count, ' reference cycle')]),
     card('References', count(s.edges_total), [count(info.counts.roots), pl(info.counts.roots, ' root')]),
-    card('Regions', count(info.counts.regions), [count(info.counts.images), pl(info.counts.images, ' image'), ' · ', count(info.counts.threads), pl(info.counts.threads, ' thread')])));
+    card('Regions', count(info.counts.regions), [count(info.counts.images), pl(info.counts.images, ' image'), ' · ', count(info.counts.threads), pl(info.counts.threads, ' thread')]),
+    s.stacks ? card('Allocation stacks', h('a', {href: '#/stacks'}, count(s.stacks.listed)), [s.stacks.sample_bytes ? 'sampled' : 'every block', ' · ', count(s.stacks.unattributed_nodes), ' without a stack']) : ''));
 
   const treeBox = h('div', {class: 'treemap', id: 'treemap'});
   const groups = regions.filter((g) => !g.total);
@@ -365,7 +368,9 @@ async function vObject(box, r) {
   const row = (k, v) => { if (v !== null && v !== undefined && v !== '') kv.append(h('dt', {}, k), h('dd', {}, v)); };
   row('Class kind', show.node.class_kind); row('Index', '#' + x.index); row('Region', show.node.region); row('Heap', show.node.heap); row('Flags', flags.join(', '));
   for (const rt of show.roots) row('Root', rt.kind + ' at ' + rt.addr);
-  box.append(kv);
+  const st = show.node.stack;
+  box.append(h('div', {class: 'cols objinfo'}, kv, h('div', {id: 'obj-stack'}, h('h2', {class: 'first'}, st ? ['Allocated at ', h('a', {href: '#/stack/' + st.id, id: 'obj-stack-link'}, 'stack #' + st.id)] : 'Allocation stack'),
+    st ? frameList(st.frames, 'obj-frames') : h('p', {class: 'muted', id: 'obj-no-stack'}, notRecorded()))));
 
   const chain = h('ul', {class: 'chain', id: 'chain'});
   if (!dom.reachable) chain.append(h('li', {class: 'pos'}, 'No root reaches this block: it is leaked. ', h('a', {href: '#/leaks'}, 'See leaks')));
@@ -398,6 +403,182 @@ async function vObject(box, r) {
     box.append(h('h2', {}, 'Dominates directly ', h('span', {class: 'muted'}, '(', count(dom.dominated_count), ') · ', h('a', {href: '#/dominators?focus=' + encodeURIComponent('#' + x.index)}, 'open in the tree'))),
       h('table', {id: 'dominated'}, h('thead', {}, h('tr', {}, h('th', {}, 'Block'), h('th', {class: 'n'}, 'Retained'))), tb));
   }
+}
+
+// ---- Allocation stacks
+// A frame as `heapgraph stacks` prints it: function (file:line) with debug
+// info, else function (image), else image+offset, else the absolute address.
+const baseName = (p) => (p ? p.split('/').pop() : '');
+function frameItem(f) {
+  const fn = f.function ? f.function : f.image ? baseName(f.image) + '+' + f.offset : f.offset;
+  const where = f.function && f.file ? f.file + ':' + f.line : f.function && f.image ? baseName(f.image) + ' +' + f.offset : '';
+  return h('li', {class: 'frame', 'data-function': f.function || ''}, h('span', {class: 'fn'}, fn), where ? h('span', {class: 'where', title: f.image || ''}, where) : '');
+}
+function frameList(frames, id) {
+  if (!frames.length) return h('p', {class: 'muted'}, 'no frames recorded');
+  return h('ol', {class: 'frames', start: 0, id}, frames.map(frameItem));
+}
+// "site_a ← a_mid ← a_outer": the innermost functions, the allocating one first
+function stackLabel(frames, k) {
+  const names = frames.slice(0, k || 3).map((f) => f.function || (f.image ? baseName(f.image) + '+' + f.offset : f.offset));
+  return names.join(' ← ') + (frames.length > (k || 3) ? ' ← …' : '');
+}
+function noStacks() {
+  return h('p', {class: 'sub', id: 'no-stacks'}, 'This snapshot has no allocation stacks: they were not recorded when it was captured. Capture with ',
+    h('code', {}, 'heapgraph run --stacks -- PROG'), ' (or HEAPGRAPH_STACKS=1 with the preloaded library, or hg_stacks_start in the app) to see which code allocated each block.');
+}
+function sampledNote(info) {
+  return info.sample_bytes ? h('p', {class: 'note', id: 'sampled'}, 'Sampled: one block per ', bytes(info.sample_bytes), ' allocated was recorded, on average. Count and bytes are estimates of all live blocks; blocks and retained are the sampled blocks in this snapshot.') : '';
+}
+// What the object view says when the block has no stack.
+function notRecorded() {
+  const s = summary && summary.stacks;
+  if (!s) return 'This snapshot has no allocation stacks (it was captured without heapgraph run --stacks).';
+  if (s.sample_bytes) return 'Not recorded: the snapshot was taken in sampled mode (one block per ' + Number(s.sample_bytes).toLocaleString('en-US') + ' bytes allocated, on average) and this block was not sampled.';
+  if (s.status !== 'ok') return 'Not recorded: the recorder stopped (' + s.status + ') before this block was allocated.';
+  return 'Not recorded: the block was allocated before recording started, or outside the interposed allocator.';
+}
+
+async function vStacks(box, r) {
+  box.append(h('h1', {}, 'Allocation stacks'));
+  if (!summary.stacks) { box.append(noStacks()); return; }
+  const mode = ['bottom-up', 'top-down'].includes(r.q.get('mode')) ? r.q.get('mode') : 'table';
+  const by = ['count', 'bytes'].includes(r.q.get('by')) ? r.q.get('by') : 'retained';
+  const offset = Number(r.q.get('offset') || 0), n = 50;
+  const d = await api('stacks', {by, offset, n: mode === 'table' ? n : 0});
+  const info = d.info;
+  box.append(h('p', {class: 'sub'}, count(d.total), pl(d.total, ' stack'), ' with live blocks (of ', count(info.stacks), ' recorded; unwinder ', info.unwinder || '?', ', ', info.max_frames, ' frames at most). ',
+    count(info.unattributed_nodes), pl(info.unattributed_nodes, ' block'), ' without a recorded stack',
+    info.status !== 'ok' ? [' · ', h('span', {class: 'badge warn'}, info.status), ' ', count(info.dropped), ' not recorded'] : '', '.'));
+  box.append(sampledNote(info));
+  const seg = h('span', {class: 'seg', id: 'stack-mode'});
+  for (const [m, t] of [['table', 'Stacks'], ['bottom-up', 'Bottom-up tree'], ['top-down', 'Top-down tree']])
+    seg.append(h('button', {'data-mode': m, class: m === mode ? 'on' : '', on: {click: () => go('stacks', '', {mode: m === 'table' ? '' : m, by: by === 'retained' ? '' : by})}}, t));
+  const sortSeg = h('span', {class: 'seg'});
+  if (mode !== 'table')
+    for (const k of ['count', 'bytes', 'retained'])
+      sortSeg.append(h('button', {'data-by': k, class: k === by ? 'on' : '', on: {click: () => go('stacks', '', {mode, by: k === 'retained' ? '' : k})}}, k));
+  box.append(h('div', {class: 'tools'}, seg, mode !== 'table' ? [h('span', {class: 'muted'}, 'biggest first by'), sortSeg] : ''));
+  if (mode === 'table') stackTable(box, d, by, offset, n);
+  else await stackTree(box, mode, by);
+  if (d.large_allocations.length) {
+    const tb = h('tbody');
+    for (const a of d.large_allocations.slice().reverse())
+      tb.append(h('tr', {}, h('td', {}, h('a', {href: '#/object/' + encodeURIComponent(a.addr), class: 'addr'}, a.addr)), h('td', {class: 'n'}, bytes(a.size)), h('td', {class: 'n'}, a.tid),
+        h('td', {}, a.stack ? h('a', {href: '#/stack/' + a.stack}, 'stack #' + a.stack) : h('span', {class: 'muted'}, '—'))));
+    box.append(h('h2', {}, 'Large allocations ', h('span', {class: 'muted'}, '(the monitor\'s last ' + d.large_allocations.length + ', newest first; the block may be freed since)')),
+      h('table', {id: 'large'}, h('thead', {}, h('tr', {}, h('th', {}, 'Address'), h('th', {class: 'n'}, 'Size'), h('th', {class: 'n'}, 'Thread'), h('th', {}, 'Stack'))), tb));
+  }
+}
+
+function stackTable(box, d, by, offset, n) {
+  const th = (key, text) => h('th', {class: 'sort n' + (by === key ? ' on' : ''), 'data-sort': key, on: {click: () => go('stacks', '', {by: key === 'retained' ? '' : key})}}, text, by === key ? ' ▼' : '');
+  const max = Math.max(1, ...d.stacks.map((s) => (by === 'count' ? s.count : by === 'bytes' ? s.bytes : s.retained)));
+  const tb = h('tbody'), rows = [];
+  for (const s of d.stacks) {
+    const detail = h('tr', {class: 'detail', hidden: true}, h('td', {colspan: 6}));
+    const tr = h('tr', {class: 'click', 'data-stack': s.id, on: {click: (e) => { if (e.target.tagName !== 'A') toggle(); }}},
+      h('td', {}, h('span', {class: 'tw'}, '▸'), h('a', {href: '#/stack/' + s.id, class: 'muted'}, '#' + s.id), ' ', h('span', {class: 'fn'}, stackLabel(s.frames))),
+      h('td', {class: 'n', 'data-f': 'count'}, count(s.count)), h('td', {class: 'n', 'data-f': 'bytes'}, bytes(s.bytes)),
+      h('td', {class: 'n', 'data-f': 'nodes'}, count(s.nodes)), h('td', {class: 'n', 'data-f': 'retained'}, bytes(s.retained)),
+      h('td', {class: 'barcell'}, bar(by === 'count' ? s.count : by === 'bytes' ? s.bytes : s.retained, max)));
+    async function toggle() {
+      const tw = tr.querySelector('.tw');
+      if (!detail.hidden) { detail.hidden = true; tw.textContent = '▸'; return; }
+      const b = await api('stack', {id: s.id, n: 10});
+      detail.firstChild.replaceChildren(h('div', {class: 'cols'},
+        h('div', {}, h('h3', {}, 'Frames ', h('span', {class: 'muted'}, '— the allocating function first')), frameList(s.frames)),
+        h('div', {}, h('h3', {}, 'Blocks ', h('span', {class: 'muted'}, '— largest first')), blockTable(b.rows, 'stack-blocks-' + s.id),
+          b.total > b.rows.length ? h('p', {}, h('a', {href: '#/stack/' + s.id, class: 'all-blocks'}, 'All ' + b.total.toLocaleString('en-US') + ' blocks →')) : '')));
+      detail.hidden = false; tw.textContent = '▾';
+    }
+    tr.toggle = (open) => (open === detail.hidden) && toggle();
+    rows.push(tr); tb.append(tr, detail);
+  }
+  box.append(h('table', {id: 'stacks'}, h('thead', {}, h('tr', {}, h('th', {}, 'Stack'), th('count', 'Count'), th('bytes', 'Bytes'), h('th', {class: 'n', title: 'blocks of the snapshot allocated at this stack'}, 'Blocks'), th('retained', 'Retained'), h('th', {}, ''))), tb));
+  const move = (o) => go('stacks', '', {by: by === 'retained' ? '' : by, offset: o});
+  box.append(pager(d.total, offset, n, move));
+  pageMove = [() => offset > 0 && move(Math.max(0, offset - n)), () => offset + n < d.total && move(offset + n)];
+  setSelectable(rows, (i) => go('stack', d.stacks[i].id));
+  selectable.tree = true;
+}
+function blockTable(list, id) {
+  const tb = h('tbody');
+  if (!list.length) tb.append(h('tr', {}, h('td', {colspan: 3, class: 'muted'}, 'no block of this snapshot')));
+  for (const x of list) tb.append(h('tr', {class: 'click', 'data-addr': x.addr, on: {click: (e) => { if (e.target.tagName !== 'A') go('object', x.addr); }}},
+    h('td', {}, nodeRef(x)), h('td', {class: 'n', 'data-f': 'size'}, bytes(x.size)), h('td', {class: 'n', 'data-f': 'retained'}, x.retained ? bytes(x.retained) : h('span', {class: 'badge warn'}, 'unreachable'))));
+  return h('table', {id, class: 'blocks'}, h('thead', {}, h('tr', {}, h('th', {}, 'Block'), h('th', {class: 'n'}, 'Size'), h('th', {class: 'n'}, 'Retained'))), tb);
+}
+
+// Call tree of the stacks, lazily expanded: bottom-up starts from the
+// allocating functions, top-down from the outermost frames (as --tree).
+async function stackTree(box, order, by) {
+  const tb = h('tbody'), rows = [];
+  box.append(h('table', {class: 'tree', id: 'stacktree'}, h('thead', {}, h('tr', {}, h('th', {}, 'Frame'), h('th', {class: 'n'}, 'Count'), h('th', {class: 'n'}, 'Bytes'), h('th', {class: 'n'}, 'Retained'), h('th', {}, ''))), tb));
+  const refresh = () => { rows.length = 0; rows.push(...tb.querySelectorAll('tr[data-depth]')); };
+  let max = 1;
+  async function add(parentRow, stack, depth) {
+    const d = await api('stacktree', {order, by, stack, depth, n: 200});
+    if (!depth) max = Math.max(1, ...d.children.map((c) => c[by]));
+    let after = parentRow;
+    for (const c of d.children) {
+      const f = c.frames[0];
+      const tw = h('span', {class: 'tw'}, c.leaf ? '·' : '▸');
+      const item = frameItem(f);
+      const tr = h('tr', {'data-depth': depth, 'data-function': f.function || ''},
+        h('td', {style: 'padding-left:' + (12 + depth * 18) + 'px'}, tw, h('span', {class: 'fn'}, item.firstChild.textContent), item.children[1] ? h('span', {class: 'where'}, item.children[1].textContent) : '',
+          c.stacks === 1 ? [' ', h('a', {href: '#/stack/' + c.stack, class: 'muted'}, '#' + c.stack)] : h('span', {class: 'muted'}, ' · ' + c.stacks.toLocaleString('en-US') + ' stacks')),
+        h('td', {class: 'n', 'data-f': 'count'}, count(c.count)), h('td', {class: 'n', 'data-f': 'bytes'}, bytes(c.bytes)), h('td', {class: 'n', 'data-f': 'retained'}, bytes(c.retained)),
+        h('td', {class: 'barcell'}, bar(c[by], max)));
+      tr.toggle = async (want) => {
+        if (c.leaf) return;
+        const open = tr.dataset.open === '1';
+        if (want === open) return;
+        if (open) { let nx = tr.nextElementSibling; while (nx && Number(nx.dataset.depth) > depth) { const t = nx.nextElementSibling; nx.remove(); nx = t; } tr.dataset.open = '0'; tw.textContent = '▸'; }
+        else { tr.dataset.open = '1'; tw.textContent = '▾'; await add(tr, c.stack, depth + 1); }
+        refresh();
+      };
+      tr.addEventListener('click', (e) => { if (e.target.tagName !== 'A') tr.toggle(tr.dataset.open !== '1'); });
+      tr.classList.add('click');
+      if (after) after.after(tr); else tb.append(tr);
+      after = tr;
+    }
+    if (d.total > d.children.length) {
+      const more = h('tr', {}, h('td', {colspan: 5, class: 'muted', style: 'padding-left:' + (30 + depth * 18) + 'px'}, '… ' + (d.total - d.children.length).toLocaleString('en-US') + ' smaller frames not shown'));
+      if (after) after.after(more); else tb.append(more);
+    }
+  }
+  await add(null, 0, 0);
+  refresh();
+  selectable = {rows, index: -1, open: (i) => rows[i].toggle(rows[i].dataset.open !== '1'), tree: true};
+}
+
+async function vStack(box, r) {
+  if (!summary.stacks) { box.append(h('h1', {}, 'Allocation stack'), noStacks()); return; }
+  const id = r.arg, sort = r.q.get('sort') === 'retained' ? 'retained' : 'size', offset = Number(r.q.get('offset') || 0), n = 100;
+  const d = await api('stack', {id, sort, offset, n});
+  box.append(h('h1', {}, 'Allocation stack ', h('span', {class: 'muted', id: 'stack-id'}, '#' + d.id)),
+    h('p', {class: 'sub'}, d.frames.length ? ['allocated in ', [...frameItem(d.frames[0]).childNodes], ' · '] : '', h('a', {href: '#/stacks'}, 'all stacks')));
+  const card = (k, v, t) => h('div', {class: 'card', 'data-card': k, title: t || ''}, h('div', {class: 'k'}, k), h('div', {class: 'v'}, v));
+  box.append(h('div', {class: 'cards'}, card('Live blocks', count(d.count), summary.stacks.sample_bytes ? 'estimate (sampled)' : ''), card('Live bytes', bytes(d.bytes)),
+    card('In snapshot', count(d.nodes), 'blocks of this snapshot allocated here'), card('Retained', bytes(d.retained))));
+  box.append(sampledNote(summary.stacks));
+  const th = (key, text) => h('th', {class: 'sort n' + (sort === key ? ' on' : ''), 'data-sort': key, on: {click: () => go('stack', id, {sort: key === 'size' ? '' : key})}}, text, sort === key ? ' ▼' : '');
+  const tb = h('tbody'), rows = [];
+  for (const x of d.rows) {
+    const tr = h('tr', {class: 'click', 'data-addr': x.addr, on: {click: (e) => { if (e.target.tagName !== 'A') go('object', x.addr); }}},
+      h('td', {}, nodeRef(x)), h('td', {class: 'n', 'data-f': 'size'}, bytes(x.size)), h('td', {class: 'n', 'data-f': 'retained'}, x.retained ? bytes(x.retained) : h('span', {class: 'badge warn'}, 'unreachable')));
+    rows.push(tr); tb.append(tr);
+  }
+  if (!d.rows.length) tb.append(h('tr', {}, h('td', {colspan: 3, class: 'muted'}, 'no block of this snapshot was allocated here')));
+  box.append(h('div', {class: 'cols'},
+    h('div', {}, h('h2', {}, 'Frames ', h('span', {class: 'muted'}, '— the allocating function first')), frameList(d.frames, 'stack-frames')),
+    h('div', {}, h('h2', {}, 'Blocks ', h('span', {class: 'muted'}, '(', count(d.total), ')')),
+      h('table', {id: 'stack-blocks'}, h('thead', {}, h('tr', {}, h('th', {}, 'Block'), th('size', 'Size'), th('retained', 'Retained'))), tb),
+      pager(d.total, offset, n, (o) => go('stack', id, {sort: sort === 'size' ? '' : sort, offset: o})))));
+  const move = (o) => go('stack', id, {sort: sort === 'size' ? '' : sort, offset: o});
+  pageMove = [() => offset > 0 && move(Math.max(0, offset - n)), () => offset + n < d.total && move(offset + n)];
+  setSelectable(rows, (i) => go('object', d.rows[i].addr));
 }
 
 // ---- Leaks
@@ -494,8 +675,8 @@ document.addEventListener('keydown', (e) => {
   const t = e.target;
   if (t.tagName === 'INPUT') { if (e.key === 'Escape') t.blur(); return; }
   if (e.ctrlKey || e.metaKey || e.altKey) return;
-  const tabs = ['summary', 'classes', 'dominators', 'leaks', 'cycles', 'diff'];
-  if (e.key >= '1' && e.key <= '6') { go(tabs[Number(e.key) - 1]); e.preventDefault(); return; }
+  const tabs = ['summary', 'classes', 'dominators', 'stacks', 'leaks', 'cycles', 'diff'];
+  if (e.key >= '1' && e.key <= '7') { go(tabs[Number(e.key) - 1]); e.preventDefault(); return; }
   if (e.key === '/') { $('goto-input').focus(); e.preventDefault(); return; }
   if (e.key === '[' && pageMove) { pageMove[0](); return; }
   if (e.key === ']' && pageMove) { pageMove[1](); return; }
@@ -521,6 +702,7 @@ $('goto').addEventListener('submit', (e) => {
     $('proc').textContent = (info.process || '?') + (info.pid ? ' (' + info.pid + ')' : '') + ' · ' + info.counts.nodes.toLocaleString('en-US') + ' blocks';
     $('foot').textContent = info.file + (summary.baseline ? '  vs  ' + summary.baseline : '');
     if (!summary.baseline) $('tab-diff').classList.add('off');
+    if (!summary.stacks) { $('tab-stacks').classList.add('dim'); $('tab-stacks').title = 'no allocation stacks in this snapshot'; }
   } catch (e) {
     main.replaceChildren(h('p', {class: 'err'}, 'Cannot reach the heapgraph server: ' + e.message));
     return;

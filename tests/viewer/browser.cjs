@@ -3,7 +3,9 @@
 // HTTP (token, Host header, traversal, methods), checks that the JSON API
 // answers what the CLI's --json answers, then drives Debian's chromium
 // through playwright-core over every view, asserting what the page shows
-// against the CLI, and keeps a screenshot of each view.
+// against the CLI, and keeps a screenshot of each view. Allocation stacks:
+// a `heapgraph run --stacks` snapshot, a sampled one written by mkstacks.c
+// and snapshots without stacks.
 //   node browser.cjs CLI SNAPDIR SHOTDIR PLAYWRIGHT_CORE_DIR
 'use strict';
 const {spawn, execFileSync} = require('child_process');
@@ -352,6 +354,170 @@ async function demo(page, v, s) {
   await shot(page, 'demo-object');
 }
 
+// ---- allocation stacks
+// `heapgraph stacks --tree ORDER --by count`'s first level: [count, function] sorted.
+function cliTreeRoots(s, order) {
+  const out = execFileSync(cli, ['stacks', s, '--tree', order, '--by', 'count'], {encoding: 'utf8'});
+  const roots = [];
+  for (const l of out.split('\n').slice(1)) {
+    const m = l.match(/^(\d+)\s+[\d.]+ \S+\s+[\d.]+ \S+\s+(.*)$/);
+    if (!m) continue;
+    // "fn (file:line)" or "fn+0x12 (image)"; "image+0x10" or "0x7f…" have no function
+    const fn = m[2].match(/^(\S+?)(?:\+0x[0-9a-f]+)? \(/);
+    roots.push([Number(m[1]), fn ? fn[1] : '']);
+  }
+  return roots.sort();
+}
+// The API's stacks answers against the CLI for snapshot s (which has stacks).
+async function stacksApi(v, s) {
+  const same = (name, a, b) => check('API ' + name + ' = CLI', eq(a, b), {api: a, cli: b});
+  for (const by of ['retained', 'bytes', 'count'])
+    same('stacks --by ' + by + ' (' + path.basename(s) + ')', await apiJson(v, 'stacks?n=1000&by=' + by), cliJson('stacks', s, '--by', by));
+  const all = cliJson('stacks', s);
+  const page = await apiJson(v, 'stacks?n=2&offset=1');
+  check('API stacks: a page is a slice of the CLI list', eq(page.stacks, all.stacks.slice(1, 3)) && page.total === all.stacks.length, page);
+  check('API stacks: bad by= is 400', (await get(v, '/api/stacks?by=size')).status === 400);
+  for (const st of all.stacks.slice(0, 3)) {
+    const one = await apiJson(v, 'stack?id=' + st.id + '&n=1000');
+    const entry = {...one};
+    for (const k of ['sort', 'total', 'rows']) delete entry[k];
+    check('API stack ' + st.id + ': the CLI entry', eq(entry, st), [entry, st]);
+    check('API stack ' + st.id + ': its blocks, largest first', one.total === st.nodes && one.rows.length === st.nodes &&
+      one.rows.every((x, i) => !i || one.rows[i - 1].size >= x.size) && one.rows.reduce((a, x) => a + x.size, 0) === st.node_bytes, one);
+    for (const x of one.rows.slice(0, 2)) check('API stack ' + st.id + ': block ' + x.addr + ' has that stack (CLI show)', cliJson('show', s, x.addr).node.stack.id === st.id);
+    const byRet = await apiJson(v, 'stack?id=' + st.id + '&n=1000&sort=retained');
+    check('API stack ' + st.id + ': sort=retained', byRet.rows.every((x, i) => !i || byRet.rows[i - 1].retained >= x.retained) && byRet.total === one.total);
+  }
+  check('API stack: no such stack is 404', (await get(v, '/api/stack?id=999999')).status === 404);
+  for (const order of ['bottom-up', 'top-down']) {
+    const t = await apiJson(v, 'stacktree?order=' + order + '&by=count&n=1000');
+    const roots = t.children.map((c) => [c.count, c.frames[0].function || '']).sort();
+    check('API stacktree ' + order + ': first level = CLI --tree', eq(roots, cliTreeRoots(s, order)), [roots, cliTreeRoots(s, order)]);
+    const sum = t.children.reduce((a, c) => a + c.count, 0);
+    check('API stacktree ' + order + ': counts add up to the listed stacks', sum === all.stacks.reduce((a, x) => a + x.count, 0));
+  }
+  return all;
+}
+const fnsOf = (frames) => frames.map((f) => f.function || '');
+
+// A snapshot recorded by `heapgraph run --stacks` (tests/stacks/sites.c).
+async function stacksWalk(page, v, s) {
+  const all = await stacksApi(v, s);
+  await visit(page, v, '#/stacks');
+  const ids = await page.$$eval('#stacks tbody tr[data-stack]', (t) => t.map((e) => Number(e.getAttribute('data-stack'))));
+  check('stacks view: rows = CLI stacks (by retained)', eq(ids, all.stacks.slice(0, 50).map((x) => x.id)), [ids, all.stacks.map((x) => x.id)]);
+  check('stacks view: retained = CLI', eq(await vals(page, '#stacks [data-f=retained] [data-v]'), all.stacks.slice(0, 50).map((x) => x.retained)));
+  await page.click('#stacks th[data-sort=count]');
+  await navigated(page, '#/stacks?by=count');
+  const byCount = cliJson('stacks', s, '--by', 'count');
+  check('stacks view: sort by count = CLI --by count', eq(await page.$$eval('#stacks tbody tr[data-stack]', (t) => t.map((e) => Number(e.getAttribute('data-stack')))), byCount.stacks.slice(0, 50).map((x) => x.id)));
+  check('stacks view: counts = CLI', eq(await vals(page, '#stacks [data-f=count] [data-v]'), byCount.stacks.slice(0, 50).map((x) => x.count)));
+  await page.click('#stacks th[data-sort=bytes]');
+  await navigated(page, '#/stacks?by=bytes');
+  const b = await vals(page, '#stacks [data-f=bytes] [data-v]');
+  check('stacks view: sort by bytes', b.length && b.every((x, i) => !i || b[i - 1] >= x), b);
+  // expand site_a's stack: its frames, innermost first, as the CLI symbolizes them
+  const sa = all.stacks.find((x) => x.frames.length && x.frames[0].function === 'site_a');
+  check('stacks: site_a recorded', !!sa);
+  if (!sa) return;
+  await page.click(`#stacks tr[data-stack="${sa.id}"] td:nth-child(2)`);
+  await page.waitForSelector('#stacks tr.detail:not([hidden]) .frames li');
+  const shown = await page.$$eval('#stacks tr.detail:not([hidden]) .frames li', (l) => l.map((e) => e.getAttribute('data-function')));
+  check('stacks view: expanded frames = CLI frames', eq(shown, fnsOf(sa.frames)), [shown, sa.frames]);
+  check('stacks view: site_a called from a_mid', shown[0] === 'site_a' && shown[1] === 'a_mid', shown);
+  check('stacks view: file:line shown', (await page.textContent('#stacks tr.detail:not([hidden]) .frames li .where')).includes('sites.c:'));
+  const blocks = await page.$$eval('#stacks tr.detail:not([hidden]) table.blocks tbody tr', (t) => t.map((e) => e.getAttribute('data-addr')));
+  check('stacks view: the stack\'s blocks (first 10 of 100)', blocks.length === 10 && !!(await page.$('#stacks tr.detail:not([hidden]) a.all-blocks')), blocks);
+  await shot(page, 'stacks');
+  // into the block: the object view shows the same stack
+  await page.click('#stacks tr.detail:not([hidden]) table.blocks tbody a.addr');
+  await navigated(page, '#/object/' + blocks[0]);
+  check('object: allocation stack = CLI show', eq(await page.$$eval('#obj-frames li', (l) => l.map((e) => e.getAttribute('data-function'))), fnsOf(cliJson('show', s, blocks[0]).node.stack.frames)));
+  check('object: link to its stack', (await page.textContent('#obj-stack-link')) === 'stack #' + sa.id);
+  await shot(page, 'stacks-object');
+  await page.click('#obj-stack-link');
+  await navigated(page, '#/stack/' + sa.id);
+  const sizes = await vals(page, '#stack-blocks [data-f=size] [data-v]');
+  check('stack page: all 100 blocks, largest first', sizes.length === sa.nodes && sizes.every((x, i) => !i || sizes[i - 1] >= x), sizes);
+  check('stack page: frames', eq(await page.$$eval('#stack-frames li', (l) => l.map((e) => e.getAttribute('data-function'))), fnsOf(sa.frames)));
+  await shot(page, 'stack');
+  // bottom-up tree: the allocating functions first; expand site_a to its caller
+  await visit(page, v, '#/stacks?mode=bottom-up');
+  const rootsShown = await page.$$eval('#stacktree tr[data-depth="0"]', (t) => t.map((e) => [Number(e.querySelector('[data-f=count] [data-v]').getAttribute('data-v')), e.getAttribute('data-function')]));
+  check('stacks tree: first level = CLI --tree bottom-up', eq(rootsShown.sort(), cliTreeRoots(s, 'bottom-up')), rootsShown);
+  await page.click('#stacktree tr[data-depth="0"][data-function="site_a"] td:nth-child(2)');
+  await page.waitForSelector('#stacktree tr[data-depth="1"]');
+  check('stacks tree: site_a expands to a_mid', eq(await page.$$eval('#stacktree tr[data-depth="1"]', (t) => t.map((e) => e.getAttribute('data-function'))), ['a_mid']));
+  await shot(page, 'stacks-tree');
+  await page.keyboard.press('4');
+  await navigated(page, '#/stacks');
+  check('keyboard: 4 opens stacks', await page.evaluate(() => document.querySelector('#tabs a.on').dataset.tab === 'stacks'));
+}
+
+// The writer-made sampled snapshot (tests/viewer/mkstacks.c): estimates, and
+// blocks that were not sampled.
+async function sampledWalk(page, v, s) {
+  const all = await stacksApi(v, s);
+  check('sampled: stacks listed (the freed one left out)', eq(all.stacks.map((x) => x.id), [1, 2]), all.stacks);
+  await visit(page, v, '#/summary');
+  check('sampled: summary card counts the stacks', eq(await vals(page, '[data-card="Allocation stacks"] .v [data-v]'), [2]));
+  await visit(page, v, '#/stacks');
+  check('sampled: the view says counts are estimates', (await page.textContent('#sampled')).includes('estimates'));
+  check('sampled: rows', eq(await page.$$eval('#stacks tbody tr[data-stack]', (t) => t.map((e) => Number(e.getAttribute('data-stack')))), [1, 2]));
+  await page.click('#stacks tr[data-stack="2"] td:nth-child(2)');
+  await page.waitForSelector('#stacks tr.detail:not([hidden]) .frames li');
+  const hostileFrame = (await texts(page, '#stacks tr.detail:not([hidden]) .frames li .fn'))[2];
+  check('sampled: an image path with markup shown as text', hostileFrame === '<img src=x onerror="window.__pwned=3">.so+0x10', hostileFrame);
+  check('sampled: no script ran', await page.evaluate(() => window.__pwned === undefined && ![...document.images].some((i) => i.getAttribute('src') === 'x')));
+  await shot(page, 'stacks-sampled');
+  await visit(page, v, '#/object/0x10000');
+  check('sampled: block stack', eq(await page.$$eval('#obj-frames li', (l) => l.map((e) => e.getAttribute('data-function'))), ['widget_new', 'cache_fill', 'main']));
+  await visit(page, v, '#/object/0x14000');
+  const why = await page.textContent('#obj-no-stack');
+  check('sampled: an unsampled block says why it has no stack', /sampled mode/.test(why), why);
+  await shot(page, 'object-not-sampled');
+  await visit(page, v, '#/stack/1');
+  check('sampled: stack page blocks, largest first', eq(await texts(page, '#stack-blocks tbody a.addr'), ['0x10000', '0x16000']));
+}
+
+// A snapshot without stacks says so.
+async function noStacks(page, v, s) {
+  check('API stacks without stacks: 404', (await get(v, '/api/stacks')).status === 404);
+  await visit(page, v, '#/summary');
+  check('no stacks: no summary card', !(await page.$('[data-card="Allocation stacks"]')));
+  await visit(page, v, '#/stacks');
+  check('no stacks: the view says so', (await page.textContent('#no-stacks')).includes('no allocation stacks'));
+  await shot(page, 'stacks-none');
+  await visit(page, v, '#/object/' + cliJson('top', s).nodes[0].addr);
+  check('no stacks: the block panel says so', (await page.textContent('#obj-no-stack')).includes('no allocation stacks'));
+}
+
+// 3,000 stacks (mkstacks.c N): the table pages, the tree shows at most 200 children.
+async function manyStacks(page, v, s) {
+  const all = cliJson('stacks', s);
+  check('many: CLI lists 3000', all.total === 3000 && all.stacks.length === 3000);
+  const last = await apiJson(v, 'stacks?n=50&offset=2950');
+  check('API stacks: last page = CLI slice', eq(last.stacks, all.stacks.slice(2950)) && last.total === 3000);
+  const big = await apiJson(v, 'stacks?n=100000');
+  check('API stacks: n is capped at 1000', big.stacks.length === 1000);
+  await visit(page, v, '#/stacks');
+  check('many: first page of 50', (await page.$$('#stacks tbody tr[data-stack]')).length === 50);
+  check('many: pager', (await page.textContent('.pager')).includes('1–50 of 3,000'));
+  await page.click('.pager button[data-page=next]');
+  await navigated(page, '#/stacks?offset=50');
+  check('many: next page = CLI stacks 51-100', eq(await page.$$eval('#stacks tbody tr[data-stack]', (t) => t.map((e) => Number(e.getAttribute('data-stack')))), all.stacks.slice(50, 100).map((x) => x.id)));
+  await page.click('#stacks tbody tr[data-stack] td:nth-child(2)');
+  await page.waitForSelector('#stacks tr.detail:not([hidden]) .frames li');
+  check('many: a frame in no image shows its address', eq(await texts(page, '#stacks tr.detail:not([hidden]) .frames li .fn'), ['widget_new', all.stacks[50].frames[1].offset]));
+  await visit(page, v, '#/stacks?mode=bottom-up');
+  const root = await page.$eval('#stacktree tr[data-depth="0"]', (e) => e.textContent);
+  check('many: bottom-up root merges all 3000 stacks', root.includes('widget_new') && root.includes('3,000 stacks'), root);
+  await page.click('#stacktree tr[data-depth="0"] td:nth-child(2)');
+  await page.waitForSelector('#stacktree tr[data-depth="1"]');
+  check('many: 200 children shown, the rest counted', (await page.$$('#stacktree tr[data-depth="1"]')).length === 200 && (await page.textContent('#stacktree')).includes('2,800 smaller frames not shown'));
+  await shot(page, 'stacks-many');
+}
+
 (async () => {
   let browser, profile;
   try {
@@ -373,6 +539,14 @@ async function demo(page, v, s) {
     const dm = await startViewer([snap('demo.hgsnap')]);
     await apiMatchesCli(dm, snap('demo.hgsnap'), null);
     const hx = await startViewer([snap('hostile.hgsnap')]);
+    const sm = await startViewer([snap('sampled.hgsnap')]);
+    const mn = await startViewer([snap('many.hgsnap')]);
+    await apiMatchesCli(sm, snap('sampled.hgsnap'), null);
+    // `heapgraph run --stacks` records nothing under ASan (test_viewer.sh makes no such snapshot then)
+    const haveStacks = fs.existsSync(snap('stacks.hgsnap'));
+    const st = haveStacks ? await startViewer([snap('stacks.hgsnap')]) : null;
+    if (st) await apiMatchesCli(st, snap('stacks.hgsnap'), null);
+    else console.log('note: no run --stacks snapshot (sanitizer build): stacks checked on the sampled fixture only');
     // a fresh profile directory every run (--user-data-dir, passed the way playwright wants it)
     profile = fs.mkdtempSync(path.join(require('os').tmpdir(), 'hg-viewer-profile-'));
     browser = await chromium.launchPersistentContext(profile, {executablePath: '/usr/bin/chromium', headless: true,
@@ -385,6 +559,10 @@ async function demo(page, v, s) {
     await walkFixture(page, fx, snap('app2.hgsnap'), snap('app.hgsnap'), ref);
     await demo(page, dm, snap('demo.hgsnap'));
     await hostile(page, hx, snap('hostile.hgsnap'));
+    await noStacks(page, fx, snap('app2.hgsnap'));
+    await sampledWalk(page, sm, snap('sampled.hgsnap'));
+    await manyStacks(page, mn, snap('many.hgsnap'));
+    if (st) await stacksWalk(page, st, snap('stacks.hgsnap'));
     const real = errors.filter((e) => !/favicon/.test(e));
     check('no page errors', real.length === 0, real);
   } catch (e) {
