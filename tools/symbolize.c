@@ -4,10 +4,13 @@
  * addresses (dwfl_report_elf with base 0), so a frame's address is
  * load_addr - slide + offset; return addresses are looked up at address - 1
  * (the call instruction), which keeps file:line on the calling line.
+ * Mach-O images go to tools/symbolize_macho.c first; this file owns the
+ * dispatch, the text and JSON forms of a frame and the global sym_config.
  */
 #include "tools/symbolize.h"
 
 #include "tools/cli_util.h"
+#include "tools/symbolize_macho.h"
 
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -22,8 +25,12 @@ struct img {
   Dwfl_Module *mod;
 };
 
+struct sym_config sym_config;
+const struct cli_opt sym_cli_opts[] = {SYM_CLI_OPTS, CLI_END};
+
 struct symbolizer {
   const struct hg_graph *g;
+  struct sym_macho *macho;
   struct img *imgs;
   Dwfl_Callbacks cb;
   char *debuginfo_path;
@@ -34,7 +41,10 @@ struct symbolizer *sym_new(const struct hg_graph *g) {
   if (!s) return NULL;
   s->g = g;
   s->imgs = calloc(g->image_count + 1, sizeof *s->imgs);
-  if (!s->imgs) {
+  s->macho = symm_new(g, &sym_config);
+  if (!s->imgs || !s->macho) {
+    free(s->imgs);
+    symm_free(s->macho);
     free(s);
     return NULL;
   }
@@ -49,6 +59,7 @@ void sym_free(struct symbolizer *s) {
   for (uint32_t i = 0; i < s->g->image_count; i++)
     if (s->imgs[i].dwfl) dwfl_end(s->imgs[i].dwfl);
   free(s->imgs);
+  symm_free(s->macho);
   free(s);
 }
 
@@ -84,6 +95,7 @@ void sym_resolve(struct symbolizer *s, const struct hg_stack_frame *f, struct sy
   if (f->image == HG_NO_OWNER || f->image >= s->g->image_count) return;
   const struct hg_image *im = &s->g->images[f->image];
   out->image = im->path;
+  if (symm_resolve(s->macho, f, out)) return;
   Dwfl_Module *mod = module(s, f->image);
   if (!mod) return;
   Dwarf_Addr a = im->load_addr - im->slide + f->offset;
