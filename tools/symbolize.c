@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct img {
@@ -68,7 +69,12 @@ static Dwfl_Module *module(struct symbolizer *s, uint32_t i) {
   if (m->tried) return m->mod;
   m->tried = 1;
   const struct hg_image *im = &s->g->images[i];
-  int fd = open(im->path, O_RDONLY | O_CLOEXEC);
+  int fd = open(im->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) { /* a snapshot's path is hostile input */
+    close(fd);
+    fd = -1;
+  }
   if (fd < 0) return NULL;
   m->dwfl = dwfl_begin(&s->cb);
   if (!m->dwfl) {

@@ -8,8 +8,11 @@
  * libLLVM out of the CLI and a crash or hang on a hostile dSYM out of
  * heapgraph (it is killed after HG_LLVM_TIMEOUT_S seconds).
  *
- * Output read: `--no-inlines` gives exactly two lines per address,
- * "function" and "file:line:column", then an empty line; "??" is unknown.
+ * Output read: per address, pairs of lines "function" and
+ * "file:line:column" (with --inlines, the innermost inlined function first,
+ * the function that holds the code last), then an empty line; "??" is
+ * unknown. The last pair is kept: the line in the function the symbol
+ * table names (an inlined callee's line would contradict that name).
  */
 #include "tools/symbolize_macho.h"
 
@@ -155,7 +158,7 @@ int sym_llvm_lines(const char *obj, const char *arch, const uint64_t *addr, size
   char a_obj[4200], a_arch[64];
   snprintf(a_obj, sizeof a_obj, "--obj=%s", obj);
   snprintf(a_arch, sizeof a_arch, "--default-arch=%s", arch ? arch : "");
-  char *argv[] = {prog, a_obj, "--no-inlines", "--functions=linkage", "--demangle", a_arch, NULL};
+  char *argv[] = {prog, a_obj, "--inlines", "--functions=linkage", "--demangle", a_arch, NULL};
   if (!arch) argv[5] = NULL;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -187,10 +190,18 @@ int sym_llvm_lines(const char *obj, const char *arch, const uint64_t *addr, size
     return -1;
   }
   size_t pos = 0;
-  for (size_t i = 0; i < n; i++) {
-    char *fn = next_line(text, len, &pos), *loc = next_line(text, len, &pos);
-    char *blank = next_line(text, len, &pos);
-    if (!fn || !loc || (blank && *blank)) break; /* out of step: keep what matched */
+  for (size_t i = 0; i < n; i++) { /* pairs until an empty line: the last is the real function */
+    char *fn = NULL, *loc = NULL, *line;
+    while ((line = next_line(text, len, &pos)) && *line) {
+      loc = next_line(text, len, &pos);
+      if (!loc || !*loc) break;
+      fn = line;
+    }
+    if (line && *line) break; /* out of step (a pair cut short): trust nothing after */
+    if (!fn) {
+      if (!line) break; /* the end */
+      continue;
+    }
     if (strcmp(fn, "??") && *fn) out[i].function = strdup(fn);
     parse_loc(loc, &out[i]);
   }

@@ -97,7 +97,7 @@ static void mfile_close(struct mfile *f) {
 
 /* Maps a regular file; 0 or -1. */
 static int map_file(const char *path, void **map, size_t *len) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
   if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 4) {

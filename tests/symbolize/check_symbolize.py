@@ -98,7 +98,12 @@ def dwarf_line(dsym, addr, arch=None):
     cmd = ["llvm-dwarfdump-14", "--lookup=0x%x" % addr, dsym] + (["--arch=" + arch] if arch else [])
     _, out, _ = run(cmd)
     m = re.search(r"Line info: file '([^']*)', line (\d+)", out)
-    return (m.group(1), int(m.group(2))) if m else (None, 0)
+    if not m:
+        return (None, 0)
+    # inside inlined code: the call line of the outermost inlined subroutine
+    # (its DIE comes first), the line in the function that holds the code
+    inl = re.search(r"DW_TAG_inlined_subroutine(?:.|\n)*?DW_AT_call_line\s*\((\d+)\)", out)
+    return (m.group(1), int(inl.group(1)) if inl else int(m.group(2)))
 
 
 def marked_lines():
@@ -354,6 +359,12 @@ def test_hostile(tmp, exe):
             bad += 1
             print("FAIL hostile image (%s): rc %d, %s" % (what, rc, err[:500]))
     check(bad == 0, "hostile images: exit 0 and valid JSON (%d variants)" % len(variants))
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)  # an image path that would block an open() for reading
+    snap2 = os.path.join(tmp, "fifo.hgsnap")
+    mksnap(snap2, [(fifo, exe.uuid, 0), (fifo, None, 0)], [[(0, 0x10), (1, 0x20)]])
+    rc, doc, fr, err = stacks_json(snap2, "--image-dir", tmp, "--dsym", fifo)
+    check(rc == 0 and len(fr) == 2 and not any(f["function"] for f in fr), "a FIFO as image or dSYM: no hang", err)
 
 
 def main():
