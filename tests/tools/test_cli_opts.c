@@ -152,7 +152,7 @@ static void test_list(void) {
   CHECK(cli_parse(&c, 7, a, &n) == -1 && n == 1);
   CHECK(l.n == 3 && !strcmp(l.v[0], "a") && !strcmp(l.v[1], "b") && !strcmp(l.v[2], "c"));
   CHECK(strstr(text_of(&c), "usage: heapgraph t FILE [--dir PATH]...\n") != NULL);
-  char *many[2 * CLI_LIST_MAX + 4];
+  char *many[2 * CLI_LIST_MAX + 8];
   int k = 0;
   many[k++] = "t";
   for (int i = 0; i <= CLI_LIST_MAX; i++) {
