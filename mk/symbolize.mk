@@ -6,7 +6,8 @@
 # ld64.lld-14 against the .tbd stubs of tests/macho/sdk (an executable and a
 # dylib per arch, a fat executable from llvm-lipo-14), dSYM bundles from
 # dsymutil-14 (Debian llvm-14, scripts/deps.sh group macho), and a second
-# build of the executable (another LC_UUID) for the mismatch cases.
+# build of the executable (another LC_UUID) for the mismatch cases; and
+# the same source as a Linux ELF program, for the libdwfl path.
 # tests/symbolize/mksnap writes snapshots whose stacks point into them;
 # tests/symbolize/symbol_at prints machoparse's macho_symbol_at() answers;
 # tests/symbolize/check_symbolize.py runs `heapgraph stacks` / `show` with
@@ -21,6 +22,7 @@ SYM_BINS     := $(foreach a,$(SYM_ARCHS),$(SYM_FIX)/App-$(a) $(SYM_FIX)/libsites
                   $(SYM_FIX)/App-$(a).dSYM/.stamp $(SYM_FIX)/libsites-$(a).dylib.dSYM/.stamp) \
                 $(SYM_FIX)/App-fat $(SYM_FIX)/App-fat.dSYM/.stamp \
                 $(SYM_FIX)/rebuilt/App-arm64 $(SYM_FIX)/rebuilt/App-arm64.dSYM/.stamp
+SYM_BINS     += $(SYM_FIX)/elf-sites
 SYM_MKSNAP   := $(BUILD)/tests/symbolize_mksnap
 SYM_AT       := $(BUILD)/tests/symbolize_symbol_at
 
@@ -51,6 +53,10 @@ $(SYM_FIX)/rebuilt/main-arm64.o: tests/symbolize/sites.cpp mk/symbolize.mk | $(S
 	$(SYM_CXX) --target=arm64-apple-macos11 -DWITH_MAIN -DREBUILT -c $< -o $@
 $(SYM_FIX)/rebuilt/App-arm64: $(SYM_FIX)/rebuilt/main-arm64.o
 	$(SYM_LD) -arch arm64 -o $@ $<
+# the same source as a Linux ELF program (the libdwfl path: demangling and
+# inlined calls must print as on the Mach-O side); never sanitized
+$(SYM_FIX)/elf-sites: tests/symbolize/sites.cpp mk/symbolize.mk | $(SYM_FIX)/.dir
+	g++ -O0 -g -w -DWITH_MAIN -o $@ $<
 # dsymutil merges a fat dSYM with `lipo`, which Debian lacks: llvm-lipo-14 instead
 $(SYM_FIX)/App-fat.dSYM/.stamp: $(SYM_FIX)/App-arm64.dSYM/.stamp $(SYM_FIX)/App-x86_64.dSYM/.stamp
 	rm -rf $(SYM_FIX)/App-fat.dSYM

@@ -21,7 +21,9 @@ images under device paths that do not exist here (/private/var/...):
      line on stderr with both UUIDs; a dSYM of another build gives no lines;
   5. no llvm-symbolizer, or one that prints nonsense: names still print,
      one line on stderr, no crash;
-  6. hostile images: truncated at many sizes, symbol entries with names or
+  6. the same source as a Linux ELF program (the libdwfl path): the same
+     demangled names and the same lines, inlined code included;
+  7. hostile images: truncated at many sizes, symbol entries with names or
      sections out of range, a huge symbol count, random bytes in the symbol
      and string tables: the command exits 0 with valid JSON every time.
 Prints "N passed, N failed" last.
@@ -74,15 +76,21 @@ def text_vmaddr(path):
     return int(m.group(1), 16)
 
 
-def call_returns(path):
-    """Return addresses of every call instruction in __text."""
+def call_returns(path, only=None):
+    """Return addresses of every call instruction in __text (in the
+    functions `only` names, when given)."""
     _, out, _ = run(["llvm-objdump-14", "-d", "--no-show-raw-insn", path])
-    insns = []
+    insns, fn = [], None
     for line in out.splitlines():
+        h = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if h:
+            fn = h.group(1)
         m = re.match(r"^\s*([0-9a-f]+):\s+(\S+)", line)
         if m:
-            insns.append((int(m.group(1), 16), m.group(2)))
-    return [insns[i + 1][0] for i in range(len(insns) - 1) if insns[i][1] in ("bl", "callq", "call")]
+            insns.append((int(m.group(1), 16), m.group(2), fn))
+    return [insns[i + 1][0] for i in range(len(insns) - 1)
+            if insns[i][1] in ("bl", "callq", "call") and (only is None or insns[i][2] in only)
+            and insns[i + 1][2] == insns[i][2]]
 
 
 def llvm_names(path, addrs):
@@ -198,6 +206,29 @@ def test_names_and_lines(tmp, nodsym):
         check(rc == 0 and re.search(r"^    %s \(\S*/%s:%d\)$" % (re.escape(exe.names[0]), f0, l0), out, re.M),
               arch + " show prints func (file:line)", out)
     return exe, lib
+
+
+def test_elf(tmp):
+    """The libdwfl path on the same source: names and lines as for Mach-O."""
+    elf = os.path.join(FIX, "elf-sites")
+    _, nm, _ = run(["llvm-nm-14", "--defined-only", elf])
+    ours = {n for _, t, n in (l.split() for l in nm.splitlines() if len(l.split()) == 3)
+            if t in "TtWw" and re.search(r"app|c_alloc|uses_inline|helper|^main$", n)}
+    rets = call_returns(elf, ours)
+    check(len(rets) >= 9, "ELF call sites", (rets, ours))
+    _, notes, _ = run(["readelf", "-n", elf])
+    bid = re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
+    snap = os.path.join(tmp, "elf.hgsnap")
+    mksnap(snap, [(os.path.abspath(elf), bid, 0)], chunks([(0, r) for r in rets]))
+    rc, _, fr, err = stacks_json(snap)
+    want = llvm_names(elf, rets)
+    got = [f["function"] for f in fr]
+    check(rc == 0 and got == want, "ELF names demangled = llvm-symbolizer's", list(zip(got, want)))
+    lines = [f["line"] for f in fr]
+    wl = [dwarf_line(elf, r - 1)[1] for r in rets]
+    marks = marked_lines()
+    check(lines == wl and set(lines) == marks, "ELF lines = llvm-dwarfdump's, inlined call on its caller's line",
+          (lines, wl, sorted(marks)))
 
 
 def test_symbol_at():
@@ -384,6 +415,7 @@ def main():
         test_mismatch(tmp, nodsym, exe)
         test_no_symbolizer(tmp, nodsym, exe)
         test_hostile(tmp, exe)
+        test_elf(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d passed, %d failed" % (passed, failed))

@@ -5,8 +5,8 @@
  *
  *   mksnap OUT [-i PATH UUID LOAD]... [-s IMG:OFF[,IMG:OFF...]]...
  *
- * -i adds an image record (UUID: 32 hex digits, or "-" for none; LOAD: its
- * load address, hex); -s adds a stack (frames innermost first: image index
+ * -i adds an image record (UUID: an LC_UUID or ELF build-id in hex, at most
+ * 32 bytes, or "-" for none; LOAD: its load address, hex); -s adds a stack (frames innermost first: image index
  * and offset from the image's load address, hex; image "-" = no image, the
  * offset is then an absolute address) and one 32-byte node allocated there.
  */
@@ -18,8 +18,10 @@
 
 #define MAX 64
 
-static int hexbytes(const char *s, uint8_t *out, size_t n) {
-  if (strlen(s) != 2 * n) return -1;
+static int hexbytes(const char *s, uint8_t *out, size_t max, uint32_t *len) {
+  size_t n = strlen(s) / 2;
+  if (!n || strlen(s) != 2 * n || n > max) return -1;
+  *len = (uint32_t)n;
   for (size_t i = 0; i < n; i++) {
     unsigned v;
     if (sscanf(s + 2 * i, "%2x", &v) != 1) return -1;
@@ -30,7 +32,7 @@ static int hexbytes(const char *s, uint8_t *out, size_t n) {
 
 int main(int argc, char **argv) {
   static struct hg_image im[MAX];
-  static uint8_t ids[MAX][16];
+  static uint8_t ids[MAX][32];
   static struct hg_stack_frame fr[MAX][32];
   static struct hg_stack st[MAX];
   uint32_t ni = 0, ns = 0;
@@ -42,9 +44,8 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[a], "-i") && a + 3 < argc && ni < MAX) {
       im[ni].path = argv[a + 1];
       if (strcmp(argv[a + 2], "-")) {
-        if (hexbytes(argv[a + 2], ids[ni], 16)) return 2;
+        if (hexbytes(argv[a + 2], ids[ni], sizeof ids[ni], &im[ni].id_len)) return 2;
         im[ni].id = ids[ni];
-        im[ni].id_len = 16;
       }
       im[ni].load_addr = strtoull(argv[a + 3], NULL, 16);
       im[ni].size = 1ull << 32;
