@@ -142,7 +142,8 @@ static int each_slice(const void *map, size_t len, struct macho_image *img,
 
 struct match {
   const uint8_t *uuid; /* wanted, NULL = any */
-  int seen;            /* a slice had another LC_UUID */
+  int seen;            /* a slice had another LC_UUID (or none) */
+  int other_set;       /* other[] holds the first such LC_UUID */
   uint8_t other[16];
   const char *arch;
   int fat;
@@ -151,7 +152,10 @@ struct match {
 static int match_uuid(struct macho_image *img, const char *arch, int fat, void *ctx) {
   struct match *m = ctx;
   if (m->uuid && (!img->has_uuid || memcmp(img->uuid, m->uuid, 16))) {
-    if (img->has_uuid && !m->seen) memcpy(m->other, img->uuid, 16);
+    if (img->has_uuid && !m->other_set) {
+      memcpy(m->other, img->uuid, 16);
+      m->other_set = 1;
+    }
     m->seen = 1;
     return 0;
   }
@@ -172,7 +176,7 @@ static int open_slice(const char *path, const uint8_t *uuid, struct mfile *f, ch
     return -1;
   }
   struct macho_image *img = calloc(1, sizeof *img);
-  struct match m = {uuid, 0, {0}, NULL, 0};
+  struct match m = {uuid, 0, 0, {0}, NULL, 0};
   if (img && each_slice(map, len, img, match_uuid, &m)) {
     f->path = strdup(path);
     f->map = map;
@@ -184,10 +188,13 @@ static int open_slice(const char *path, const uint8_t *uuid, struct mfile *f, ch
     return 0;
   }
   if (m.seen && uuid && why && !*why) {
-    char a[33], b[33];
-    hex16(m.other, a);
+    char a[48] = "no LC_UUID", b[33];
+    if (m.other_set) {
+      memcpy(a, "LC_UUID ", 8);
+      hex16(m.other, a + 8);
+    }
     hex16(uuid, b);
-    snprintf(why, wl, "%s has LC_UUID %s, the snapshot's image has %s", path, a, b);
+    snprintf(why, wl, "%s has %s, the snapshot's image has LC_UUID %s", path, a, b);
   } else if (!m.seen && img && why && !*why) {
     snprintf(why, wl, "%s: %s", path, img->err.code ? img->err.message : "no 64-bit slice machoparse reads");
   }
