@@ -17,8 +17,9 @@ images under device paths that do not exist here (/private/var/...):
      llvm-dwarfdump-14 --lookup gives for the call instruction, and is a line
      of sites.cpp marked "// CALL"; the text form prints "func (file:line)";
   3. a fat image and a fat dSYM: the slice whose LC_UUID is the snapshot's;
-  4. LC_UUID mismatch (another build of the program): no names from it, one
-     line on stderr with both UUIDs; a dSYM of another build gives no lines;
+  4. LC_UUID mismatch (another build of the program, or a file without
+     LC_UUID): no names from it, one line on stderr with both UUIDs; a dSYM
+     of another build gives no lines;
   5. no llvm-symbolizer, or one that prints nonsense: names still print,
      one line on stderr, no crash;
   6. the same source as a Linux ELF program (the libdwfl path): the same
@@ -297,6 +298,22 @@ def test_mismatch(tmp, nodsym, exe):
           "mismatch said once on stderr, with both UUIDs", err)
     rc, _, fr, err = stacks_json(snap, "--image-dir", nodsym, "--dsym", os.path.join(FIX, "rebuilt", exe.name + ".dSYM"))
     check(rc == 0 and all(f["function"] and f["file"] is None for f in fr), "dSYM of another build: no lines", fr)
+    # an image file without LC_UUID (its load command renamed) is another build too
+    data = bytearray(open(exe.path, "rb").read())
+    ncmds, at = struct.unpack_from("<I", data, 16)[0], 32
+    for _ in range(ncmds):
+        cmd, size = struct.unpack_from("<II", data, at)
+        if cmd == 0x1b:  # LC_UUID
+            struct.pack_into("<I", data, at, 0x7ffffff0)
+        at += size
+    d = os.path.join(tmp, "no-uuid")
+    os.makedirs(d)
+    with open(os.path.join(d, exe.name), "wb") as f:
+        f.write(data)
+    rc, out, err = run([CLI, "stacks", snap, "--image-dir", d])
+    frames = [l.strip() for l in out.splitlines() if l.startswith("    ")]
+    check(rc == 0 and frames and all(re.fullmatch(r"App-arm64\+0x[0-9a-f]+", f) for f in frames) and
+          err.count("\n") == 1 and "has no LC_UUID" in err, "image without LC_UUID: not used, said once", err)
     # no UUID in the snapshot: a dSYM is never guessed
     snap2 = os.path.join(tmp, "nouuid.hgsnap")
     mksnap(snap2, [(exe.device, None, 0x100000000)], chunks(frames_of(exe, 0)))
