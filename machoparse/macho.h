@@ -272,6 +272,38 @@ int macho_chained_decode(uint32_t format, uint64_t raw, uint64_t base_vmaddr,
 int macho_chained_fixup_at(const struct macho_image *img, uint64_t vmaddr, struct macho_fixup *out,
                            struct macho_error *err);
 
+/* --------------------------------------------------------------- Symbols */
+
+/* A defined symbol of the LC_SYMTAB table (nlist_64 with type N_SECT). */
+struct macho_symbol {
+  const char *name;         /* as stored: C and C++ names keep Mach-O's '_'   */
+  uint64_t addr;            /* unslid address (n_value); markers such as
+                               __mh_execute_header lie outside their section */
+  uint32_t section;         /* 0-based global section index (n_sect - 1)      */
+  uint8_t type;             /* n_type (N_EXT 0x01, N_PEXT 0x10 …)             */
+  uint16_t desc;            /* n_desc                                         */
+};
+
+struct macho_symbol_iter {
+  const struct macho_image *img;
+  uint32_t next;            /* index of the next nlist_64 entry               */
+  struct macho_error err;
+};
+
+/* Walks the defined symbols in table order (stabs, undefined, absolute and
+ * indirect entries skipped): 1 and *out, 0 at the end, or <0 (HG_E*, it->err
+ * names the entry's file offset) for an entry whose name or section number
+ * is out of range; the iterator then stays at the end. */
+void macho_symbols_begin(struct macho_symbol_iter *it, const struct macho_image *img);
+int macho_symbols_next(struct macho_symbol_iter *it, struct macho_symbol *out);
+
+/* The symbol a code address belongs to: the defined symbol with the highest
+ * address <= vmaddr inside the section that contains vmaddr (a linear walk of the
+ * table; callers with many lookups sort the iterator's output instead).
+ * 0 and *out, HG_ENOTFOUND, or <0 on a malformed table (*err, may be NULL). */
+int macho_symbol_at(const struct macho_image *img, uint64_t vmaddr, struct macho_symbol *out,
+                    struct macho_error *err);
+
 /* ------------------------------------------------------------- type_info */
 
 enum macho_typeinfo_kind {

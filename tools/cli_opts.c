@@ -77,6 +77,17 @@ static int store(const struct cli_cmd *c, const struct cli_opt *o, const char *v
         return 2;
       }
       return 0;
+    case CLI_LIST: {
+      struct cli_list *l = o->dest;
+      if (l->n >= CLI_LIST_MAX) {
+        fprintf(stderr, "heapgraph %s: %.*s given more than %d times\n", c->name,
+                (int)strcspn(o->names, "|"), o->names, CLI_LIST_MAX);
+        cli_usage(c, stderr);
+        return 2;
+      }
+      l->v[l->n++] = v;
+      return 0;
+    }
   }
   return 2;
 }
@@ -165,7 +176,7 @@ void cli_usage(const struct cli_cmd *c, FILE *out) {
   for (const struct cli_opt *o = c->opts; o->names; o++) {
     char f[112];
     first_form(o, f, sizeof f);
-    snprintf(w, sizeof w, required(o) ? "%s" : "[%s]", f);
+    snprintf(w, sizeof w, required(o) ? "%s" : o->kind == CLI_LIST ? "[%s]..." : "[%s]", f);
     syn_word(out, &col, indent, w);
   }
   if (c->args && (c->flags & CLI_STOP_AT_ARG)) syn_word(out, &col, indent, c->args);

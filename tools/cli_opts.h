@@ -42,6 +42,14 @@ enum cli_kind {
   CLI_STR,    /* value: *(const char **)dest = the argument                 */
   CLI_CHOICE, /* value: like CLI_STR, but must be one of arg's '|' words    */
   CLI_NUM,    /* value: *(long *)dest = strict number in [min, max]         */
+  CLI_LIST,   /* value, repeatable: appended to *(struct cli_list *)dest    */
+};
+
+/* Values of a repeatable option, in command-line order. */
+#define CLI_LIST_MAX 64
+struct cli_list {
+  int n;
+  const char *v[CLI_LIST_MAX];
 };
 
 struct cli_opt {
@@ -50,7 +58,7 @@ struct cli_opt {
                          the allowed words ("fork|suspend"); NULL: flag    */
   enum cli_kind kind;
   void *dest;         /* int* (FLAG, SET), const char** (STR, CHOICE),
-                         long* (NUM)                                        */
+                         long* (NUM), struct cli_list* (LIST)               */
   long min, max;      /* NUM: accepted range; SET: the value stored (max);
                          STR, CHOICE: min 1 = required (CLI_REQ_*)  */
   const char *help;   /* one line for the option list                      */
@@ -63,6 +71,8 @@ struct cli_opt {
 #define CLI_OPT_STR(names, arg, dest, help) {names, arg, CLI_STR, dest, 0, 0, help}
 #define CLI_OPT_CHOICE(names, words, dest, help) {names, words, CLI_CHOICE, dest, 0, 0, help}
 #define CLI_OPT_NUM(names, arg, dest, min, max, help) {names, arg, CLI_NUM, dest, min, max, help}
+/* Repeatable: each occurrence adds a value (at most CLI_LIST_MAX). */
+#define CLI_OPT_LIST(names, arg, dest, help) {names, arg, CLI_LIST, dest, 0, 0, help}
 /* Options that must be given: shown unbracketed in usage, an error when absent. */
 #define CLI_REQ_STR(names, arg, dest, help) {names, arg, CLI_STR, dest, 1, 0, help}
 #define CLI_REQ_CHOICE(names, words, dest, help) {names, words, CLI_CHOICE, dest, 1, 0, help}

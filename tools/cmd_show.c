@@ -26,7 +26,7 @@ static void edge_row(const struct hg_graph *g, char **names, uint32_t e, uint32_
 
 int cmd_show(int argc, char **argv) {
   struct acli a;
-  int st = acli_parse(&a, "show", "FILE ADDR", "references shown each way (default 50)", about, NULL, argc, argv);
+  int st = acli_parse(&a, "show", "FILE ADDR", "references shown each way (default 50)", about, sym_cli_opts, argc, argv);
   if (st >= 0) return st;
   uint32_t k = a.limit < 0 ? 50 : (uint32_t)a.limit, v = 0;
   struct hg_graph *g = cli_load(argv[1], 0);

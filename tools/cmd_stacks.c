@@ -122,6 +122,7 @@ int cmd_stacks(int argc, char **argv) {
       CLI_OPT_CHOICE("--by", "retained|bytes|count", &by, "sort key (default retained)"),
       CLI_OPT_CHOICE("--tree", "bottom-up|top-down", &treemode, "print a merged call tree"),
       CLI_LIMIT(&limit, "at most N stacks (N children per tree level)"),
+      SYM_CLI_OPTS,
       CLI_END};
   const struct cli_cmd cmd = {"stacks", "FILE", 1, 1, opts, about, 0};
   int st = cli_parse(&cmd, argc, argv, &nargs);

@@ -1,7 +1,8 @@
 /*
  * fuzz_macho.c — libFuzzer target for machoparse: opens the input as a thin
  * or fat Mach-O (each arch name, then the default slice), walks every fixup
- * table, the type_info iterator, section/dylib lookups and short names.
+ * table, the type_info iterator, section/dylib lookups and short names, the
+ * symbol table and the nearest-symbol lookup the symbolizer uses.
  * Any crash, hang, sanitizer report or over-read is a bug in machoparse/.
  */
 #include <stdint.h>
@@ -32,6 +33,19 @@ static void walk(const struct macho_image *img) {
   for (uint32_t i = 0; i < img->section_count; i++) {
     struct macho_section s;
     if (macho_section_get(img, i, &s) == 0) sink += s.addr;
+  }
+  struct macho_symbol_iter si;
+  struct macho_symbol sym;
+  uint64_t probe[4] = {0, 0, 0, 0};
+  uint32_t n = 0;
+  macho_symbols_begin(&si, img);
+  while (macho_symbols_next(&si, &sym) > 0) {
+    sink += strlen(sym.name) + sym.section;
+    if (n < 4) probe[n++] = sym.addr + 1; /* inside the first symbols */
+  }
+  for (uint32_t i = 0; i < n && i < 2; i++) { /* the lookup is a linear walk: a few only */
+    struct macho_error err;
+    if (macho_symbol_at(img, probe[i], &sym, &err) == 0) sink += strlen(sym.name);
   }
   (void)sink;
 }

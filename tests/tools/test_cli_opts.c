@@ -142,6 +142,34 @@ static void test_usage_lists_every_option(void) {
   CHECK(strstr(u, "  -h, --help ") != NULL);
 }
 
+/* A repeatable option keeps every value in order and stops at CLI_LIST_MAX. */
+static void test_list(void) {
+  struct cli_list l = {0};
+  const struct cli_opt opts[] = {CLI_OPT_LIST("--dir|-d", "PATH", &l, "a directory"), CLI_END};
+  const struct cli_cmd c = {"t", "FILE", 1, 1, opts, NULL, 0};
+  int n;
+  char **a = ARGV("--dir", "a", "f", "-d", "b", "--dir=c");
+  CHECK(cli_parse(&c, 7, a, &n) == -1 && n == 1);
+  CHECK(l.n == 3 && !strcmp(l.v[0], "a") && !strcmp(l.v[1], "b") && !strcmp(l.v[2], "c"));
+  CHECK(strstr(text_of(&c), "usage: heapgraph t FILE [--dir PATH]...\n") != NULL);
+  char *many[2 * CLI_LIST_MAX + 8];
+  int k = 0;
+  many[k++] = "t";
+  for (int i = 0; i <= CLI_LIST_MAX; i++) {
+    many[k++] = "-d";
+    many[k++] = "x";
+  }
+  many[k++] = "f";
+  many[k] = NULL;
+  l.n = 0;
+  FILE *keep = stderr;
+  stderr = fopen("/dev/null", "w");
+  CHECK(cli_parse(&c, k, many, &n) == 2);
+  fclose(stderr);
+  stderr = keep;
+  CHECK(l.n == CLI_LIST_MAX);
+}
+
 int main(void) {
   RUN(test_numbers_are_strict);
   RUN(test_limit_aliases);
@@ -150,5 +178,6 @@ int main(void) {
   RUN(test_positionals);
   RUN(test_help);
   RUN(test_usage_lists_every_option);
+  RUN(test_list);
   return hg_test_done();
 }
