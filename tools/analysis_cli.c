@@ -90,7 +90,7 @@ const struct hg_region *acli_region_of(const struct hg_graph *g, uint64_t addr) 
   return NULL;
 }
 
-static void show_node_json(FILE *f, const struct hg_graph *g, char **names, uint32_t v) {
+static void show_node_json(FILE *f, const struct hg_graph *g, char **names, struct symbolizer *sym, uint32_t v) {
   const struct hg_region *r = acli_region_of(g, g->node_addr[v]);
   uint32_t c = g->node_class[v], heap = g->node_heap[v];
   acli_node_json(f, g, names, v);
@@ -100,7 +100,7 @@ static void show_node_json(FILE *f, const struct hg_graph *g, char **names, uint
   cli_json_str(f, heap && heap <= g->heap_count ? g->heaps[heap - 1] : NULL);
   fputs(",\"region\":", f);
   cli_json_str(f, r ? (r->name ? r->name : "") : NULL);
-  sym_print_node_stack(f, g, v, 1);
+  sym_print_node_stack(f, sym, g, v, 1);
   fputc('}', f);
 }
 
@@ -111,10 +111,11 @@ static void edge_json(FILE *f, const struct hg_graph *g, char **names, uint32_t 
   fprintf(f, ",\"offset\":%" PRIu32 ",\"kind\":\"%s\"}", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
 }
 
-void acli_show_json(FILE *f, const struct hg_graph *g, char **names, uint32_t v, uint32_t off, uint32_t k) {
+void acli_show_json(FILE *f, const struct hg_graph *g, char **names, struct symbolizer *sym, uint32_t v,
+                    uint32_t off, uint32_t k) {
   uint32_t nout = g->edge_start[v + 1] - g->edge_start[v], nin = g->in_start[v + 1] - g->in_start[v];
   fputs("{\"node\":", f);
-  show_node_json(f, g, names, v);
+  show_node_json(f, g, names, sym, v);
   fputs(",\"roots\":[", f);
   for (uint32_t i = 0, m = 0; i < g->root_count; i++) {
     if (g->roots[i].target != v) continue;

@@ -44,8 +44,11 @@ const struct hg_region *acli_region_of(const struct hg_graph *g, uint64_t addr);
 /* `show --json` for node v, one object: the node (acli_node_json's fields
  * plus class_kind, flags, heap, region and its allocation stack), its
  * roots, and up to k outgoing and k incoming references from the off'th
- * on, with their counts. The CLI's `show` and the viewer's /api/show. */
-void acli_show_json(FILE *f, const struct hg_graph *g, char **names, uint32_t v, uint32_t off, uint32_t k);
+ * on, with their counts. The CLI's `show` and the viewer's /api/show. sym:
+ * the symbolizer to use (the viewer keeps one), NULL for a new one. */
+struct symbolizer;
+void acli_show_json(FILE *f, const struct hg_graph *g, char **names, struct symbolizer *sym, uint32_t v,
+                    uint32_t off, uint32_t k);
 /* "field" or "+0x18" for edge e, in buf. */
 const char *acli_edge_name(const struct hg_graph *g, uint32_t e, char *buf, size_t size);
 

@@ -41,7 +41,7 @@ int cmd_show(int argc, char **argv) {
     goto out;
   }
   if (a.json) {
-    acli_show_json(stdout, g, names, v, 0, k);
+    acli_show_json(stdout, g, names, NULL, v, 0, k);
     printf("\n");
     st = 0;
     goto out;
@@ -61,7 +61,7 @@ int cmd_show(int argc, char **argv) {
     printf("\n  in region 0x%" PRIx64 "-0x%" PRIx64 " %s", r->start, r->start + r->size,
            r->name ? cli_text(r->name) : "");
   printf("\n");
-  sym_print_node_stack(stdout, g, v, 0);
+  sym_print_node_stack(stdout, NULL, g, v, 0);
   for (uint32_t i = 0; i < g->root_count; i++)
     if (g->roots[i].target == v)
       printf("  root: %s at 0x%" PRIx64 "\n", hg_root_kind_name(g->roots[i].kind), g->roots[i].addr);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "tools/cli_opts.h"
+#include "tools/symbolize.h"
 #include "tools/view.h"
 
 extern char **environ;
@@ -39,6 +40,7 @@ int cmd_view(int argc, char **argv) {
       CLI_OPT_NUM("--port", "N", &port, 0, 65535, "port to listen on (default: one the system picks)"),
       CLI_OPT_STR("--host", "ADDR", &host, "IP address to listen on (default 127.0.0.1)"),
       CLI_OPT_FLAG("--no-open", &no_open, "do not open the browser"),
+      SYM_CLI_OPTS,
       CLI_END};
   const struct cli_cmd cmd = {
       "view", "SNAP [BASELINE]", 1, 2, opts,

@@ -238,14 +238,14 @@ void sym_print_stack(FILE *out, struct symbolizer *s, const struct hg_stack *st,
   if (json) fprintf(out, "]");
 }
 
-void sym_print_node_stack(FILE *out, const struct hg_graph *g, uint32_t v, int json) {
+void sym_print_node_stack(FILE *out, struct symbolizer *keep, const struct hg_graph *g, uint32_t v, int json) {
   uint32_t id = g->node_stack && v < g->node_count ? g->node_stack[v] : 0;
   if (!id || id > g->stack_count) {
     if (json) fprintf(out, ",\"stack\":null");
     else if (g->has_stacks) fprintf(out, "  allocation stack: not recorded\n");
     return;
   }
-  struct symbolizer *s = sym_new(g);
+  struct symbolizer *s = keep ? keep : sym_new(g);
   if (!s) return;
   if (json) {
     fprintf(out, ",\"stack\":{\"id\":%u,\"frames\":", id);
@@ -255,5 +255,5 @@ void sym_print_node_stack(FILE *out, const struct hg_graph *g, uint32_t v, int j
     fprintf(out, "  allocated at (stack #%u):\n", id);
     sym_print_stack(out, s, &g->stacks[id - 1], 0, "    ");
   }
-  sym_free(s);
+  if (!keep) sym_free(s);
 }

@@ -59,7 +59,8 @@ const char *sym_text(const struct sym_frame *f, char *buf, size_t size);
 void sym_print_stack(FILE *out, struct symbolizer *s, const struct hg_stack *st, int json, const char *indent);
 /* The allocation stack of node v for `heapgraph show`: "allocated at" lines,
  * or (json) `,"stack":{...}` / `,"stack":null`. Nothing in text mode when the
- * snapshot has no stacks. */
-void sym_print_node_stack(FILE *out, const struct hg_graph *g, uint32_t v, int json);
+ * snapshot has no stacks. s: a symbolizer of g kept by the caller (the
+ * viewer: images opened once), or NULL for one made for this call. */
+void sym_print_node_stack(FILE *out, struct symbolizer *s, const struct hg_graph *g, uint32_t v, int json);
 
 #endif

@@ -205,7 +205,7 @@ static int api_show(const struct req *r) {
   int64_t n = node_of(r);
   if (n < 0) return 404;
   uint32_t k = (uint32_t)num(r, "n", 50, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
-  acli_show_json(r->f, r->v->g, r->v->names, (uint32_t)n, off, k);
+  acli_show_json(r->f, r->v->g, r->v->names, r->v->sym, (uint32_t)n, off, k);
   return 200;
 }
 

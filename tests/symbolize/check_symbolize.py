@@ -415,6 +415,30 @@ def test_hostile(tmp, exe):
     check(rc == 0 and len(fr) == 2 and not any(f["function"] for f in fr), "a FIFO as image or dSYM: no hang", err)
 
 
+def test_viewer(tmp, nodsym, exe):
+    """`view --dsym/--image-dir`: /api/show's stack equals `show --json`'s."""
+    snap = os.path.join(tmp, "viewer.hgsnap")
+    mksnap(snap, [(exe.device, exe.uuid, 0x104a88000)], chunks(frames_of(exe, 0)))
+    opts = ["--image-dir", nodsym, "--dsym", exe.dsym]
+    rc, out, err = run([CLI, "show", snap, "#0", "--json"] + opts)
+    want = json.loads(out)["node"]["stack"] if rc == 0 else None
+    p = subprocess.Popen([CLI, "view", snap, "--no-open"] + opts, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        url = p.stdout.readline().strip()
+        base, _, query = url.partition("?")
+        base = base.rstrip("/")
+        import urllib.request
+        got = None
+        with urllib.request.urlopen("%s/api/show?node=%%230&%s" % (base, query), timeout=60) as r:
+            got = json.loads(r.read())["node"]["stack"]
+        check(want is not None and want["frames"][0]["file"] is not None and got == want,
+              "view --dsym: /api/show's stack = show --json's (file:line from the dSYM)", (got, want))
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="hg_symbolize.")
     try:
@@ -432,6 +456,7 @@ def main():
         test_mismatch(tmp, nodsym, exe)
         test_no_symbolizer(tmp, nodsym, exe)
         test_hostile(tmp, exe)
+        test_viewer(tmp, nodsym, exe)
         test_elf(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
