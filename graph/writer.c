@@ -208,7 +208,7 @@ static int c_text(struct hg_writer *w, const char *s) {
   const uint8_t *u = (const uint8_t *)s;
   size_t i = 0;
   while (i < n) {
-    size_t ok = hg_utf8_check(u + i, n - i);
+    size_t ok = _hg_utf8_check(u + i, n - i);
     if (put_bytes(w, u + i, ok)) return w->failed;
     i += ok;
     if (i < n) {
