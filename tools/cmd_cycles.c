@@ -20,16 +20,16 @@ static const char about[] =
 #define MAX_REFS 40
 
 int cmd_cycles(int argc, char **argv) {
-  struct acli a;
-  int st = acli_parse(&a, "cycles", "FILE", "cycles shown (default 20)", about, NULL, argc, argv);
+  struct acli_snap s;
+  int st = acli_open(&s, "cycles", "FILE", "cycles shown (default 20)", about, NULL, argc, argv, 1);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit;
-  struct hg_graph *g = cli_load(argv[1], 0);
-  if (!g) return 1;
+  const struct acli a = s.a;
+  struct hg_graph *g = s.g;
+  char **names = s.names;
+  uint32_t k = acli_limit(&a, 20);
   struct hg_cycles *c = NULL;
-  char **names = cli_class_names(g, a.mangled);
   uint32_t *which = malloc(((size_t)g->node_count + 1) * sizeof *which);
-  int rc = names && which ? hg_cycles_find(g, 2, &c) : HG_ENOMEM;
+  int rc = which ? hg_cycles_find(g, 2, &c) : HG_ENOMEM;
   if (rc) {
     fprintf(stderr, "heapgraph cycles: %s\n", hg_error_string(rc));
     st = 1;
@@ -91,7 +91,6 @@ int cmd_cycles(int argc, char **argv) {
 out:
   free(which);
   hg_cycles_free(c);
-  cli_class_names_free(g, names);
-  hg_graph_free(g);
+  acli_close(&s);
   return st;
 }

@@ -24,15 +24,15 @@ int cmd_nodes(int argc, char **argv) {
       CLI_OPT_STR("--class", "NAME", &cls,
                   "only nodes of class NAME (demangled or mangled); \"-\": unclassified"),
       CLI_END};
-  struct acli a;
-  int st = acli_parse(&a, "nodes", "FILE", "at most N nodes", about, opts, argc, argv);
+  struct acli_snap s;
+  int st = acli_open(&s, "nodes", "FILE", "at most N nodes", about, opts, argc, argv, 1);
   if (st >= 0) return st;
-  const char *path = argv[1];
-  struct hg_graph *g = cli_load(path, 0);
-  if (!g) return 1;
-  char **names = cli_class_names(g, a.mangled);
-  if (!names || hg_graph_build_reverse(g)) {
+  const struct acli a = s.a;
+  struct hg_graph *g = s.g;
+  char **names = s.names;
+  if (hg_graph_build_reverse(g)) {
     fprintf(stderr, "heapgraph nodes: out of memory\n");
+    acli_close(&s);
     return 1;
   }
   long shown = 0;
@@ -65,7 +65,6 @@ int cmd_nodes(int argc, char **argv) {
              (unsigned long long)g->node_size[n], fl, out, in, c ? cli_text(names[c]) : "-");
     }
   }
-  cli_class_names_free(g, names);
-  hg_graph_free(g);
+  acli_close(&s);
   return 0;
 }
