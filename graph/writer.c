@@ -526,18 +526,22 @@ int hg_writer_class(struct hg_writer *w, const struct hg_class *c, uint32_t *id)
 
 /* ---- chunks ---- */
 
-static int flush_nodes(struct hg_writer *w) {
-  struct chunk *c = &w->nodes;
+/* Writes chunk c, when it holds rows, as one record: the n heads (record
+ * type first), then its rows as a byte string; the chunk is empty after. */
+static int flush_chunk(struct hg_writer *w, struct chunk *c, const uint64_t *head, size_t n) {
   if (c->count == 0) return w->failed;
-  c_array(w, 5);
-  c_uint(w, HG_REC_NODES);
-  c_uint(w, c->first);
-  c_uint(w, c->count);
-  c_uint(w, c->base);
+  c_array(w, n + 1);
+  for (size_t i = 0; i < n; i++) c_uint(w, head[i]);
   c_bytes(w, c->buf, c->len);
   c->len = 0;
   c->count = 0;
   return w->failed;
+}
+
+static int flush_nodes(struct hg_writer *w) {
+  const struct chunk *c = &w->nodes;
+  const uint64_t head[] = {HG_REC_NODES, c->first, c->count, c->base};
+  return flush_chunk(w, &w->nodes, head, 4);
 }
 
 int hg_writer_node(struct hg_writer *w, uint64_t addr, uint64_t size, uint32_t class_id,
@@ -579,16 +583,9 @@ int hg_writer_node(struct hg_writer *w, uint64_t addr, uint64_t size, uint32_t c
 }
 
 static int flush_edge_chunk(struct hg_writer *w) {
-  struct chunk *c = &w->edges;
-  if (c->count == 0) return w->failed;
-  c_array(w, 4);
-  c_uint(w, HG_REC_EDGES);
-  c_uint(w, c->first);
-  c_uint(w, c->count);
-  c_bytes(w, c->buf, c->len);
-  c->len = 0;
-  c->count = 0;
-  return w->failed;
+  const struct chunk *c = &w->edges;
+  const uint64_t head[] = {HG_REC_EDGES, c->first, c->count};
+  return flush_chunk(w, &w->edges, head, 3);
 }
 
 /* Moves the staged group into the edge chunk. The first row is absolute
@@ -663,15 +660,8 @@ int hg_writer_edge(struct hg_writer *w, uint32_t src, uint64_t offset, uint32_t 
 }
 
 static int flush_roots(struct hg_writer *w) {
-  struct chunk *c = &w->roots;
-  if (c->count == 0) return w->failed;
-  c_array(w, 3);
-  c_uint(w, HG_REC_ROOTS);
-  c_uint(w, c->count);
-  c_bytes(w, c->buf, c->len);
-  c->len = 0;
-  c->count = 0;
-  return w->failed;
+  const uint64_t head[] = {HG_REC_ROOTS, w->roots.count};
+  return flush_chunk(w, &w->roots, head, 2);
 }
 
 int hg_writer_root(struct hg_writer *w, const struct hg_root *r) {
