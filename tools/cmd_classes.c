@@ -40,7 +40,6 @@ int cmd_classes(int argc, char **argv) {
   struct acli_snap s;
   int st = acli_open(&s, "classes", "FILE", "at most N rows (the total counts all)", about, NULL, argc, argv, 1);
   if (st >= 0) return st;
-  const struct acli a = s.a;
   struct hg_graph *g = s.g;
   char **names = s.names;
   size_t nrows = (size_t)g->class_count + HG_SIZE_BUCKETS + 1;
@@ -70,16 +69,16 @@ int cmd_classes(int argc, char **argv) {
   qsort(rows, nrows, sizeof *rows, by_bytes);
   uint64_t tc = 0, tb = 0;
   long shown = 0;
-  if (!a.json) printf("%12s %14s  %s\n", "COUNT", "BYTES", "CLASS");
+  if (!s.a.json) printf("%12s %14s  %s\n", "COUNT", "BYTES", "CLASS");
   for (size_t i = 0; i < nrows; i++) {
     if (!rows[i].count) continue;
     tc += rows[i].count;
     tb += rows[i].bytes;
-    if (a.limit >= 0 && shown >= a.limit) continue;
+    if (s.a.limit >= 0 && shown >= s.a.limit) continue;
     shown++;
     char lb[HG_SIZE_BUCKET_LABEL];
     const char *label = label_of(&rows[i], lb, sizeof lb);
-    if (a.json) {
+    if (s.a.json) {
       const struct hg_class *k = rows[i].class_id ? &g->classes[rows[i].class_id - 1] : NULL;
       printf("{\"class\":");
       cli_json_str(stdout, label);
@@ -94,7 +93,7 @@ int cmd_classes(int argc, char **argv) {
              (unsigned long long)rows[i].bytes, cli_text(label));
     }
   }
-  if (!a.json) printf("%12llu %14llu  TOTAL\n", (unsigned long long)tc, (unsigned long long)tb);
+  if (!s.a.json) printf("%12llu %14llu  TOTAL\n", (unsigned long long)tc, (unsigned long long)tb);
   free(rows);
   acli_close(&s);
   return 0;

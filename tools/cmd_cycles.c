@@ -23,10 +23,9 @@ int cmd_cycles(int argc, char **argv) {
   struct acli_snap s;
   int st = acli_open(&s, "cycles", "FILE", "cycles shown (default 20)", about, NULL, argc, argv, 1);
   if (st >= 0) return st;
-  const struct acli a = s.a;
   struct hg_graph *g = s.g;
   char **names = s.names;
-  uint32_t k = acli_limit(&a, 20);
+  uint32_t k = acli_limit(&s.a, 20);
   struct hg_cycles *c = NULL;
   uint32_t *which = malloc(((size_t)g->node_count + 1) * sizeof *which);
   int rc = which ? hg_cycles_find(g, 2, &c) : HG_ENOMEM;
@@ -38,12 +37,12 @@ int cmd_cycles(int argc, char **argv) {
   memset(which, 0xff, ((size_t)g->node_count + 1) * sizeof *which);
   for (uint32_t i = 0; i < c->count && i < k; i++)
     for (uint32_t j = 0; j < c->cycles[i].count; j++) which[c->members[c->cycles[i].first + j]] = i;
-  if (a.json) printf("{\"cycle_count\":%" PRIu32 ",\"cycles\":[", c->count);
+  if (s.a.json) printf("{\"cycle_count\":%" PRIu32 ",\"cycles\":[", c->count);
   else printf("%" PRIu32 " reference cycle%s\n", c->count, c->count == 1 ? "" : "s");
   for (uint32_t i = 0; i < c->count && i < k; i++) {
     const struct hg_cycle *cy = &c->cycles[i];
     const uint32_t *mem = c->members + cy->first;
-    if (a.json) {
+    if (s.a.json) {
       printf("%s{\"count\":%" PRIu32 ",\"bytes\":%" PRIu64 ",\"leaked\":%s,\"members\":[",
              i ? ",\n" : "\n", cy->count, cy->bytes, cy->leaked ? "true" : "false");
       for (uint32_t j = 0; j < cy->count && j < MAX_MEMBERS; j++) {
@@ -70,7 +69,7 @@ int cmd_cycles(int argc, char **argv) {
         if (which[t] != i || !hg_edge_kind_retains(g->edge_kind[e])) continue;
         char buf[32];
         const char *name = acli_edge_name(g, e, buf, sizeof buf);
-        if (a.json) {
+        if (s.a.json) {
           printf("%s{\"from\":%" PRIu32 ",\"to\":%" PRIu32 ",\"field\":", refs ? "," : "", v, t);
           cli_json_str(stdout, name);
           printf(",\"kind\":\"%s\"}", hg_edge_kind_name(g->edge_kind[e]));
@@ -83,9 +82,9 @@ int cmd_cycles(int argc, char **argv) {
         refs++;
       }
     }
-    if (a.json) printf("]}");
+    if (s.a.json) printf("]}");
   }
-  if (a.json) printf("]}\n");
+  if (s.a.json) printf("]}\n");
   else if (c->count > k) printf("\n… %" PRIu32 " more cycles (-n)\n", c->count - k);
   st = 0;
 out:

@@ -27,10 +27,9 @@ int cmd_dominators(int argc, char **argv) {
   int st = acli_open(&s, "dominators", "FILE ADDR", "dominated nodes shown (default 20)", about, NULL,
                      argc, argv, 1);
   if (st >= 0) return st;
-  const struct acli a = s.a;
   struct hg_graph *g = s.g;
   char **names = s.names;
-  uint32_t k = acli_limit(&a, 20), node = s.node;
+  uint32_t k = acli_limit(&s.a, 20), node = s.node;
   struct hg_dominators *d = NULL;
   uint32_t *kids = NULL, nk = 0;
   st = 1;
@@ -48,7 +47,7 @@ int cmd_dominators(int argc, char **argv) {
   sort_d = d;
   qsort(kids, nk, sizeof *kids, by_retained);
   int reachable = d->idom[node] != HG_NONE;
-  if (a.json) {
+  if (s.a.json) {
     printf("{\"node\":");
     acli_node_json(stdout, g, names, node);
     printf(",\"retained\":%" PRIu64 "},\"reachable\":%s,\"chain\":[", d->retained[node],

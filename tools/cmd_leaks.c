@@ -21,10 +21,9 @@ int cmd_leaks(int argc, char **argv) {
   struct acli_snap s;
   int st = acli_open(&s, "leaks", "FILE", "root leaks shown (default 50)", about, NULL, argc, argv, 2);
   if (st >= 0) return st;
-  const struct acli a = s.a;
   struct hg_graph *g = s.g;
   char **names = s.names;
-  uint32_t k = acli_limit(&a, 50);
+  uint32_t k = acli_limit(&s.a, 50);
   struct hg_leaks *l = NULL;
   int rc = hg_leaks_find(g, &l);
   if (rc) {
@@ -32,7 +31,7 @@ int cmd_leaks(int argc, char **argv) {
     acli_close(&s);
     return 2;
   }
-  if (a.json) {
+  if (s.a.json) {
     printf("{\"leaked_count\":%" PRIu32 ",\"leaked_bytes\":%" PRIu64 ",\"root_leaks\":%" PRIu32
            ",\"exact\":%s,\"leaks\":[",
            l->leaked_count, l->leaked_bytes, l->count, l->held_exact ? "true" : "false");

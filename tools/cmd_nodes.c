@@ -27,7 +27,6 @@ int cmd_nodes(int argc, char **argv) {
   struct acli_snap s;
   int st = acli_open(&s, "nodes", "FILE", "at most N nodes", about, opts, argc, argv, 1);
   if (st >= 0) return st;
-  const struct acli a = s.a;
   struct hg_graph *g = s.g;
   char **names = s.names;
   if (hg_graph_build_reverse(g)) {
@@ -36,7 +35,7 @@ int cmd_nodes(int argc, char **argv) {
     return 1;
   }
   long shown = 0;
-  for (uint32_t n = 0; n < g->node_count && (a.limit < 0 || shown < a.limit); n++) {
+  for (uint32_t n = 0; n < g->node_count && (s.a.limit < 0 || shown < s.a.limit); n++) {
     uint32_t c = g->node_class[n];
     if (cls) {
       if (!strcmp(cls, "-")) {
@@ -50,7 +49,7 @@ int cmd_nodes(int argc, char **argv) {
     flags_str(g->node_flags[n], fl, sizeof fl);
     uint32_t out = g->edge_start[n + 1] - g->edge_start[n], in = g->in_start[n + 1] - g->in_start[n];
     const char *heap = g->node_heap[n] ? g->heaps[g->node_heap[n] - 1] : NULL;
-    if (a.json) {
+    if (s.a.json) {
       printf("{\"index\":%u,\"addr\":", n);
       cli_json_addr(stdout, g->node_addr[n]);
       printf(",\"size\":%llu,\"class\":", (unsigned long long)g->node_size[n]);

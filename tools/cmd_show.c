@@ -28,17 +28,16 @@ int cmd_show(int argc, char **argv) {
   struct acli_snap s;
   int st = acli_open(&s, "show", "FILE ADDR", "references shown each way (default 50)", about, NULL, argc, argv, 1);
   if (st >= 0) return st;
-  const struct acli a = s.a;
   struct hg_graph *g = s.g;
   char **names = s.names;
-  uint32_t k = acli_limit(&a, 50), v = s.node;
+  uint32_t k = acli_limit(&s.a, 50), v = s.node;
   st = 1;
   int rc = hg_graph_build_reverse(g);
   if (rc) {
     fprintf(stderr, "heapgraph show: %s\n", hg_error_string(rc));
     goto out;
   }
-  if (a.json) {
+  if (s.a.json) {
     acli_show_json(stdout, g, names, v, 0, k);
     printf("\n");
     st = 0;

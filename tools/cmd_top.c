@@ -31,10 +31,9 @@ int cmd_top(int argc, char **argv) {
   struct acli_snap s;
   int st = acli_open(&s, "top", "FILE", "nodes and classes shown (default 20)", about, NULL, argc, argv, 1);
   if (st >= 0) return st;
-  const struct acli a = s.a;
   struct hg_graph *g = s.g;
   char **names = s.names;
-  uint32_t k = acli_limit(&a, 20);
+  uint32_t k = acli_limit(&s.a, 20);
   struct hg_dominators *d = NULL;
   int rc = hg_dominators_compute(g, &d);
   uint32_t nc = g->class_count + 1;
@@ -55,7 +54,7 @@ int cmd_top(int argc, char **argv) {
   if (nrows > k) nrows = k;
   uint64_t total = 0;
   for (uint32_t v = 0; v < g->node_count; v++) total += g->node_size[v];
-  if (a.json) {
+  if (s.a.json) {
     printf("{\"nodes_total\":%" PRIu32 ",\"bytes_total\":%" PRIu64 ",\"reachable_count\":%" PRIu32
            ",\"reachable_bytes\":%" PRIu64 ",\"nodes\":[",
            g->node_count, total, d->reachable_count, d->reachable_bytes);
