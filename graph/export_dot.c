@@ -179,6 +179,15 @@ static void finish(struct _hg_out *o, const struct hg_graph *g, const uint32_t *
   st->edges = edges;
 }
 
+/* Breadth-first step: t joins the selection at distance d unless it is in. */
+static void visit(uint64_t *in, uint32_t *sel, uint32_t *dist, uint32_t *count, uint32_t t,
+                  uint32_t d) {
+  if (_hg_bit(in, t)) return;
+  _hg_bit_set(in, t);
+  sel[*count] = t;
+  dist[(*count)++] = d;
+}
+
 static int around(struct hg_graph *g, const struct hg_export_options *opt, struct _hg_out *o,
                   struct hg_export_stats *st) {
   uint32_t max_nodes = opt->max_nodes ? opt->max_nodes : 40;
@@ -191,26 +200,14 @@ static int around(struct hg_graph *g, const struct hg_export_options *opt, struc
   uint64_t *in = _hg_bits_new(g->node_count);
   rc = HG_ENOMEM;
   if (!sel || !dist || !in) goto out;
-  sel[count] = opt->focus;
-  dist[count++] = 0;
-  _hg_bit_set(in, opt->focus);
+  visit(in, sel, dist, &count, opt->focus, 0);
   for (uint32_t head = 0; head < count && count < max_nodes; head++) {
     uint32_t v = sel[head];
     if (dist[head] >= depth) continue;
-    for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && count < max_nodes; e++) {
-      uint32_t t = g->edge_target[e];
-      if (_hg_bit(in, t)) continue;
-      _hg_bit_set(in, t);
-      sel[count] = t;
-      dist[count++] = dist[head] + 1;
-    }
-    for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1] && count < max_nodes; k++) {
-      uint32_t s = g->in_source[k];
-      if (_hg_bit(in, s)) continue;
-      _hg_bit_set(in, s);
-      sel[count] = s;
-      dist[count++] = dist[head] + 1;
-    }
+    for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && count < max_nodes; e++)
+      visit(in, sel, dist, &count, g->edge_target[e], dist[head] + 1);
+    for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1] && count < max_nodes; k++)
+      visit(in, sel, dist, &count, g->in_source[k], dist[head] + 1);
   }
   header(o, g, "around the highlighted block", count, g->node_count, 0);
   for (uint32_t i = 0; i < count; i++) {
