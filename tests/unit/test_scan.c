@@ -246,12 +246,13 @@ static void test_piped_named(void) { run(1, 1); }
 /* Words with a nonptr_mask bit (macOS x86_64 ObjC tagged pointers: bit 0)
  * are neither edges nor roots. Bit 3 here: it drops the interior pointers
  * at odd multiples of 8 (blocks start 16-aligned), by both scan paths. */
-static void test_nonptr(void) {
+static void nonptr_run(uint32_t helpers, int classify) {
   nonptr = 8;
-  run(0, 1);
-  run(1, 0);
+  run(helpers, classify);
   nonptr = 0;
 }
+static void test_nonptr_alone(void) { nonptr_run(0, 1); }
+static void test_nonptr_piped(void) { nonptr_run(1, 0); }
 
 int main(void) {
   arena = mmap(NULL, ARENA + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -265,6 +266,7 @@ int main(void) {
   RUN(test_alone_named);
   RUN(test_piped);
   RUN(test_piped_named);
-  RUN(test_nonptr);
+  RUN(test_nonptr_alone);
+  RUN(test_nonptr_piped);
   return hg_test_done();
 }
