@@ -38,11 +38,12 @@ int _hg_plat_default_mode(void);
 /* 1 if the calling thread is running a signal handler (hg_capture is not
  * async-signal-safe and refuses), 0 if not or not known on this platform. */
 int _hg_plat_in_signal_handler(void);
-/* C++ classifier (classify_cxx.c): fills the set with every loaded image's
- * ranges and type_infos, then seals it (cxxabi/cxxabi.h). Takes the loader
- * lock, reads image memory. Linux: linux/elf_typeinfo.c (ELF), Darwin:
+/* C++ discovery (_hg_cxx_discover in classify_cxx.c, which zeroes d, times
+ * it and seals the set): adds every loaded image's ranges and type_infos to
+ * the set (cxxabi/cxxabi.h), counting into d. Takes the loader lock, reads
+ * image memory. Linux: linux/elf_typeinfo.c (ELF), Darwin:
  * darwin/macho_typeinfo.c (Mach-O). 0 or a negative HG_E* code. */
-int _hg_cxx_discover(struct hg_cxx_set *s, struct hg_cxx_discovery *d);
+int _hg_plat_cxx_images(struct hg_cxx_set *s, struct hg_cxx_discovery *d);
 /* The memory-pressure watcher's probe (watch.h): footprint and pressure
  * samples. Linux: linux/watch_linux.c, Darwin: darwin/watch_darwin.c. */
 const struct hg_watch_probe *_hg_watch_plat_probe(void);

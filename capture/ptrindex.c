@@ -187,7 +187,7 @@ int _hg_index_build(struct hg_cap *c) {
 }
 
 uint32_t _hg_index_lookup(const struct hg_cap *c, uint64_t v) {
-  if (v < c->heap_lo || v >= c->heap_hi) return UINT32_MAX;
+  if (v < c->heap_lo || v >= c->heap_hi || (v & c->nonptr_mask)) return UINT32_MAX;
   const struct hg_segment *s = _hg_seg_of(c, v);
   if (!s) return UINT32_MAX;
   int known;

@@ -56,11 +56,12 @@ static inline const void *_hg_ix_slot(const struct hg_cap *c, const struct hg_se
 
 /* Stage 2: the only node that may hold v (inside s), or UINT32_MAX.
  * *known: 2 = v is that node's first byte, 1 = v is inside it,
- * 0 = still to check with _hg_ix_contains (reads the node table). */
+ * 0 = still to check with _hg_ix_contains (reads the node table).
+ * Words with a c->nonptr_mask bit are never pointers: the callers drop them
+ * first (_hg_index_lookup; _hg_scan_resolve, once a batch), off this path. */
 static inline uint32_t _hg_ix_candidate(const struct hg_cap *c, const struct hg_segment *s,
                                         uint64_t v, const void *slot, int *known) {
   *known = 0;
-  if (v & c->nonptr_mask) return UINT32_MAX; /* e.g. an ObjC tagged pointer */
   uint64_t rel = v - s->base;
   if (s->ix_kind == HG_IX_BITMAP) {
     const struct hg_rank_line *l = (const struct hg_rank_line *)slot;

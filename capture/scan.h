@@ -102,20 +102,23 @@ static inline void _hg_ahead_to(struct hg_ahead *h, uint64_t a, uint64_t want) {
 }
 
 /* Walks the blocks in address order, segment by segment, prefetching their
- * contents ahead; b->s is the current block's segment. */
+ * contents ahead. After each _hg_blocks_next(): the block's node index,
+ * address and size in node, addr, size; its segment in s. */
 struct hg_blocks {
   const struct hg_cap *c;
   const struct hg_segment *s;
   size_t k, nseg;
   uint32_t i, end;
   struct hg_ahead h;
+  uint32_t node;
+  uint64_t addr, size;
 };
 
 static inline void _hg_blocks_init(struct hg_blocks *b, const struct hg_cap *c) {
   *b = (struct hg_blocks){.c = c, .nseg = _hg_vec_len(&c->segments)}; /* no libc: the helper runs this */
 }
 
-static inline int _hg_blocks_next(struct hg_blocks *b, uint32_t *i, uint64_t *a, uint64_t *z) {
+static inline int _hg_blocks_next(struct hg_blocks *b) {
   while (b->i == b->end) {
     if (b->k == b->nseg) return 0;
     b->s = _hg_vec_at(&b->c->segments, b->k++);
@@ -123,10 +126,10 @@ static inline int _hg_blocks_next(struct hg_blocks *b, uint32_t *i, uint64_t *a,
     b->end = b->s->first + b->s->count;
     _hg_ahead_init(b->c, b->s, &b->h);
   }
-  *i = b->i++;
-  *a = _hg_node_addr(b->c, b->s, *i);
-  *z = _hg_node_size(b->c, *i);
-  _hg_ahead_to(&b->h, *a, *a + *z + HG_SCAN_AHEAD);
+  b->node = b->i++;
+  b->addr = _hg_node_addr(b->c, b->s, b->node);
+  b->size = _hg_node_size(b->c, b->node);
+  _hg_ahead_to(&b->h, b->addr, b->addr + b->size + HG_SCAN_AHEAD);
   return 1;
 }
 

@@ -27,6 +27,9 @@ HG_NO_ASAN void _hg_scan_resolve(const struct hg_cap *c, struct hg_cand *b, size
     b[k].slot = b[k].seg ? _hg_ix_slot(c, b[k].seg, b[k].v) : NULL;
     if (b[k].slot) __builtin_prefetch(b[k].slot);
   }
+  if (c->nonptr_mask) /* tagged pointers never resolve (one test a batch when there are none) */
+    for (size_t k = 0; k < n; k++)
+      if (b[k].v & c->nonptr_mask) b[k].seg = NULL;
   for (size_t k = 0; k < n; k++) {
     b[k].t = UINT32_MAX;
     b[k].known = 0;
@@ -69,16 +72,15 @@ HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
   struct hg_cand batch[HG_SCAN_BATCH];
   size_t n = 0;
   struct hg_blocks b;
-  uint32_t i;
-  uint64_t a, z;
   _hg_blocks_init(&b, c);
-  while (_hg_blocks_next(&b, &i, &a, &z)) {
-    uint32_t which = 0, token = _hg_identify_block(c, a, z, &which); /* as the helper would */
+  while (_hg_blocks_next(&b)) {
+    uint32_t which = 0; /* identified as the helper would */
+    uint32_t token = _hg_identify_block(c, b.addr, b.size, &which);
     uint32_t cls = token ? _hg_class_of(c, which, token) : 0;
-    int rc = hg_writer_node(c->w, a, z, cls, b.s->flags, b.s->heap_id);
+    int rc = hg_writer_node(c->w, b.addr, b.size, cls, b.s->flags, b.s->heap_id);
     if (rc) return rc;
     struct hg_namer *nm = _hg_namer_of(c, cls, which, token);
-    if ((rc = _hg_add_words(c, i, a, z, nm, batch, &n, alone_flush, c))) return rc;
+    if ((rc = _hg_add_words(c, b.node, b.addr, b.size, nm, batch, &n, alone_flush, c))) return rc;
   }
   return n ? flush_batch(c, batch, n) : 0;
 }

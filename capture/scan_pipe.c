@@ -148,10 +148,9 @@ HG_NO_ASAN static void resolver(void *arg) {
   struct hg_cand batch[HG_SCAN_BATCH];
   size_t n = 0;
   struct hg_blocks b;
-  uint32_t i;
-  uint64_t a, z;
   _hg_blocks_init(&b, c);
-  while (_hg_blocks_next(&b, &i, &a, &z)) {
+  while (_hg_blocks_next(&b)) {
+    uint32_t i = b.node;
     if (p->toks) { /* node i's token, in its slot before any of its edges is out */
       if (i - p->ntail_seen >= TOKS) {
         p->ntail_seen = _hg_atomic_load_acquire(&p->ntail);
@@ -161,10 +160,10 @@ HG_NO_ASAN static void resolver(void *arg) {
           if (!wait_room(p, i, 0, i)) return;
         }
       }
-      uint32_t which = 0, token = _hg_identify_block(c, a, z, &which);
+      uint32_t which = 0, token = _hg_identify_block(c, b.addr, b.size, &which);
       p->toks[i % TOKS] = (struct hg_tok){token, which};
     }
-    if (_hg_add_words(c, i, a, z, NULL, batch, &n, emit_flush, p)) return; /* stopped */
+    if (_hg_add_words(c, i, b.addr, b.size, NULL, batch, &n, emit_flush, p)) return; /* stopped */
   }
   if (n && !emit_batch(p, batch, n, batch[n - 1].src)) return;
   publish(p, _hg_node_count(c), 1);

@@ -20,7 +20,7 @@
 
 #define HG_PARK_SIGNAL_OFFSET 4 /* default park signal: SIGRTMIN + 4 */
 
-static inline int hg_signal_usable(int sig) {
+static inline int _hg_signal_usable(int sig) {
 #ifdef SIGRTMIN
   if (sig >= SIGRTMIN && sig <= SIGRTMAX) return 1;
 #endif
@@ -30,7 +30,7 @@ static inline int hg_signal_usable(int sig) {
 /* USR1, USR2, RTMIN, RTMIN+n, RTMAX, RTMAX-n (with or without SIG, any
  * case) or a number, when usable and not the default park signal (a
  * capture trigger must not be it); -1 otherwise. */
-static inline int hg_trigger_signal(const char *s) {
+static inline int _hg_trigger_signal(const char *s) {
   if (!s || !*s) return -1;
   if (!strncasecmp(s, "SIG", 3)) s += 3;
   int sig = -1;
@@ -48,7 +48,7 @@ static inline int hg_trigger_signal(const char *s) {
 #ifdef SIGRTMIN
   if (sig == SIGRTMIN + HG_PARK_SIGNAL_OFFSET) return -1;
 #endif
-  return hg_signal_usable(sig) ? sig : -1;
+  return _hg_signal_usable(sig) ? sig : -1;
 }
 
 #endif

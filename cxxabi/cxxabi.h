@@ -113,7 +113,7 @@ int _hg_cxx_plausible_name(const char *name, size_t len);
 struct hg_cxx_type *_hg_cxx_check(const struct hg_cxx_set *s, uint64_t vptr, hg_cxx_read_fn read,
                                   void *ctx);
 
-/* ---- discovery: _hg_cxx_discover, a platform hook (capture/platform.h) ---- */
+/* ---- discovery: every loaded image's type_infos into a set ---- */
 
 /* What discovery found (for stats and tests). */
 struct hg_cxx_discovery {
@@ -124,5 +124,11 @@ struct hg_cxx_discovery {
   uint64_t candidates;      /* type_info candidates met                      */
   uint64_t ns;              /* time spent                                   */
 };
+
+/* Fills s with every loaded image's ranges and type_infos (the backend's
+ * _hg_plat_cxx_images, capture/platform.h), then seals it; d (may be NULL)
+ * gets what was found and the time spent. 0 or a negative HG_E* code (a
+ * partial set still classifies what it holds). In capture/classify/classify_cxx.c. */
+int _hg_cxx_discover(struct hg_cxx_set *s, struct hg_cxx_discovery *d);
 
 #endif

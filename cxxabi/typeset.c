@@ -134,6 +134,17 @@ size_t _hg_cxx_set_compact_size(const struct hg_cxx_set *s) {
          ((size_t)s->nro + s->nimg) * sizeof *s->ro;
 }
 
+/* Puts s's types into n, an empty table of 2^bits slots (linear probing). */
+static void rehash(const struct hg_cxx_set *s, struct hg_cxx_type *n, uint32_t bits) {
+  uint32_t mask = (1u << bits) - 1;
+  for (uint32_t i = 0; i < s->cap; i++) {
+    if (!s->slots[i].ti) continue;
+    uint32_t j = slot_of(s->slots[i].ti, bits);
+    while (n[j].ti) j = (j + 1) & mask;
+    n[j] = s->slots[i];
+  }
+}
+
 int _hg_cxx_set_compact(struct hg_cxx_set *s, void *buf, size_t bytes) {
   if (!s->sealed || s->external || !buf || bytes < _hg_cxx_set_compact_size(s)) return HG_EINVAL;
   uint8_t *p = buf;
@@ -141,12 +152,7 @@ int _hg_cxx_set_compact(struct hg_cxx_set *s, void *buf, size_t bytes) {
   size_t slots = (size_t)cap * sizeof *s->slots, pool = (s->pool_used + 7) & ~(size_t)7;
   struct hg_cxx_type *ns = (struct hg_cxx_type *)p;
   memset(ns, 0, slots);
-  for (uint32_t i = 0; i < s->cap; i++) { /* rehash into the smaller table */
-    if (!s->slots[i].ti) continue;
-    uint32_t j = slot_of(s->slots[i].ti, bits);
-    while (ns[j].ti) j = (j + 1) & (cap - 1);
-    ns[j] = s->slots[i];
-  }
+  rehash(s, ns, bits); /* into the smaller table */
   char *np = (char *)(p + slots);
   memcpy(np, s->pool, s->pool_used);
   struct hg_cxx_range *nro = (struct hg_cxx_range *)(p + slots + pool);
@@ -201,12 +207,7 @@ static int grow(struct hg_cxx_set *s) {
   uint32_t bits = s->bits + 1, cap = 1u << bits;
   struct hg_cxx_type *n = map((size_t)cap * sizeof *n);
   if (!n) return HG_ENOMEM;
-  for (uint32_t i = 0; i < s->cap; i++) {
-    if (!s->slots[i].ti) continue;
-    uint32_t j = slot_of(s->slots[i].ti, bits);
-    while (n[j].ti) j = (j + 1) & (cap - 1);
-    n[j] = s->slots[i];
-  }
+  rehash(s, n, bits);
   unmap(s->slots, (size_t)s->cap * sizeof *s->slots);
   s->bytes += ((size_t)cap - s->cap) * sizeof *n;
   s->slots = n;

@@ -146,6 +146,48 @@ static int is_root_target(const struct hg_graph *g, uint32_t v) {
   return 0;
 }
 
+/* The nearest dominator of v among the shown nodes (bits in `in`), or a
+ * value >= node_count when the roots are. */
+static uint32_t shown_dominator(const struct hg_graph *g, const struct hg_dominators *d,
+                                const uint64_t *in, uint32_t v) {
+  uint32_t a = d->idom[v];
+  while (a < g->node_count && !_hg_bit(in, a)) a = d->idom[a];
+  return a;
+}
+
+/* The end of both views: the pointers between the shown nodes sel[0..count)
+ * (bits in `in`), one arrow per pair, until `edges` (those drawn already)
+ * reaches `budget` — with d (top view) none where a dominator arrow joins
+ * the pair, as that arrow's label names the pointer — then the legend; st
+ * gets the counts. */
+static void finish(struct _hg_out *o, const struct hg_graph *g, const uint32_t *sel, uint32_t count,
+                   const uint64_t *in, const struct hg_dominators *d, uint64_t edges,
+                   uint64_t budget, struct hg_export_stats *st) {
+  for (uint32_t i = 0; i < count && edges < budget; i++) {
+    uint32_t v = sel[i];
+    for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && edges < budget; e++) {
+      uint32_t t = g->edge_target[e];
+      if (!_hg_bit(in, t) || !first_to(g, v, e)) continue;
+      if (d && shown_dominator(g, d, in, t) == v) continue; /* drawn as "v dominates t" */
+      pair_line(o, g, v, e);
+      edges++;
+    }
+  }
+  legend(o, d != NULL);
+  _hg_out_str(o, "}\n");
+  st->nodes = count;
+  st->edges = edges;
+}
+
+/* Breadth-first step: t joins the selection at distance d unless it is in. */
+static void visit(uint64_t *in, uint32_t *sel, uint32_t *dist, uint32_t *count, uint32_t t,
+                  uint32_t d) {
+  if (_hg_bit(in, t)) return;
+  _hg_bit_set(in, t);
+  sel[*count] = t;
+  dist[(*count)++] = d;
+}
+
 static int around(struct hg_graph *g, const struct hg_export_options *opt, struct _hg_out *o,
                   struct hg_export_stats *st) {
   uint32_t max_nodes = opt->max_nodes ? opt->max_nodes : 40;
@@ -156,53 +198,29 @@ static int around(struct hg_graph *g, const struct hg_export_options *opt, struc
   uint32_t *sel = malloc((size_t)max_nodes * sizeof *sel);
   uint32_t *dist = malloc((size_t)max_nodes * sizeof *dist);
   uint64_t *in = _hg_bits_new(g->node_count);
-  if (!sel || !dist || !in) {
-    free(sel);
-    free(dist);
-    free(in);
-    return HG_ENOMEM;
-  }
-  sel[count] = opt->focus;
-  dist[count++] = 0;
-  _hg_bit_set(in, opt->focus);
+  rc = HG_ENOMEM;
+  if (!sel || !dist || !in) goto out;
+  visit(in, sel, dist, &count, opt->focus, 0);
   for (uint32_t head = 0; head < count && count < max_nodes; head++) {
     uint32_t v = sel[head];
     if (dist[head] >= depth) continue;
-    for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && count < max_nodes; e++) {
-      uint32_t t = g->edge_target[e];
-      if (_hg_bit(in, t)) continue;
-      _hg_bit_set(in, t);
-      sel[count] = t;
-      dist[count++] = dist[head] + 1;
-    }
-    for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1] && count < max_nodes; k++) {
-      uint32_t s = g->in_source[k];
-      if (_hg_bit(in, s)) continue;
-      _hg_bit_set(in, s);
-      sel[count] = s;
-      dist[count++] = dist[head] + 1;
-    }
+    for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && count < max_nodes; e++)
+      visit(in, sel, dist, &count, g->edge_target[e], dist[head] + 1);
+    for (uint32_t k = g->in_start[v]; k < g->in_start[v + 1] && count < max_nodes; k++)
+      visit(in, sel, dist, &count, g->in_source[k], dist[head] + 1);
   }
   header(o, g, "around the highlighted block", count, g->node_count, 0);
   for (uint32_t i = 0; i < count; i++) {
     node_line(o, g, opt, sel[i], NULL, sel[i] == opt->focus);
     if (is_root_target(g, sel[i])) _hg_out_printf(o, "  roots -> n%" PRIu32 ";\n", sel[i]);
   }
-  uint64_t budget = (uint64_t)4 * max_nodes, edges = 0;
-  for (uint32_t i = 0; i < count; i++)
-    for (uint32_t e = g->edge_start[sel[i]]; e < g->edge_start[sel[i] + 1] && edges < budget; e++)
-      if (_hg_bit(in, g->edge_target[e]) && first_to(g, sel[i], e)) {
-        pair_line(o, g, sel[i], e);
-        edges++;
-      }
-  legend(o, 0);
-  _hg_out_str(o, "}\n");
-  st->nodes = count;
-  st->edges = edges;
+  finish(o, g, sel, count, in, NULL, 0, (uint64_t)4 * max_nodes, st);
+  rc = 0;
+out:
   free(sel);
   free(dist);
   free(in);
-  return 0;
+  return rc;
 }
 
 /* Top retainers, at most PER_CLASS per class, biggest first, into sel. */
@@ -252,15 +270,8 @@ static int top(struct hg_graph *g, const struct hg_export_options *opt, struct _
   uint64_t *cnt = calloc(nc, sizeof *cnt), *bytes = calloc(nc, sizeof *bytes);
   uint64_t *cret = calloc(nc, sizeof *cret);
   uint32_t count = sel && in && cnt && bytes && cret ? pick_top(g, d, max_nodes, sel) : HG_NONE;
-  if (count == HG_NONE || hg_class_retained(g, d, cnt, bytes, cret)) {
-    free(sel);
-    free(in);
-    free(cnt);
-    free(bytes);
-    free(cret);
-    hg_dominators_free(d);
-    return HG_ENOMEM;
-  }
+  rc = HG_ENOMEM;
+  if (count == HG_NONE || hg_class_retained(g, d, cnt, bytes, cret)) goto out;
   for (uint32_t i = 0; i < count; i++) _hg_bit_set(in, sel[i]);
   header(o, g, "biggest retainers, at most 4 per class", count, d->reachable_count,
          d->reachable_bytes);
@@ -281,8 +292,7 @@ static int top(struct hg_graph *g, const struct hg_export_options *opt, struct _
   }
   uint64_t edges = 0, budget = (uint64_t)4 * max_nodes;
   for (uint32_t i = 0; i < count; i++) {
-    uint32_t v = sel[i], a = d->idom[v];
-    while (a < g->node_count && !_hg_bit(in, a)) a = d->idom[a];
+    uint32_t v = sel[i], a = shown_dominator(g, d, in, v);
     if (a < g->node_count) {
       _hg_out_printf(o, "  n%" PRIu32 " -> n%" PRIu32 " [color=blue, penwidth=2, label=\"", a, v);
       dom_label(o, g, a, v);
@@ -292,29 +302,16 @@ static int top(struct hg_graph *g, const struct hg_export_options *opt, struct _
     }
     edges++;
   }
-  /* pointers between shown nodes, except where a dominator arrow joins the pair */
-  for (uint32_t i = 0; i < count && edges < budget; i++) {
-    uint32_t v = sel[i];
-    for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && edges < budget; e++) {
-      uint32_t t = g->edge_target[e], a;
-      if (!_hg_bit(in, t) || !first_to(g, v, e)) continue;
-      for (a = d->idom[t]; a < g->node_count && !_hg_bit(in, a);) a = d->idom[a];
-      if (a == v) continue; /* drawn as "v dominates t", named by its label */
-      pair_line(o, g, v, e);
-      edges++;
-    }
-  }
-  legend(o, 1);
-  _hg_out_str(o, "}\n");
-  st->nodes = count;
-  st->edges = edges;
+  finish(o, g, sel, count, in, d, edges, budget, st);
+  rc = 0;
+out:
   free(sel);
   free(in);
   free(cnt);
   free(bytes);
   free(cret);
   hg_dominators_free(d);
-  return 0;
+  return rc;
 }
 
 int _hg_export_dot(struct hg_graph *g, const struct hg_export_options *opt, struct _hg_out *o,

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "graph/analysis.h"
+#include "graph/size_bucket.h"
 
 #define NODE_FIELDS 7u
 enum { T_HIDDEN = 0, T_NATIVE = 8, T_SYNTHETIC = 9 };
@@ -45,7 +46,7 @@ enum { E_ELEMENT = 1, E_PROPERTY = 2, E_INTERNAL = 3, E_WEAK = 6 };
 /* Fixed strings, then 64 size buckets, then class names, then the graph's strings. */
 enum {
   S_EMPTY, S_GC_ROOTS, S_KIND0, S_UNREACHABLE = S_KIND0 + HG_ROOT_KIND_COUNT, S_WEAK, S_UNOWNED,
-  S_INTERIOR, S_REGION, S_FROM_UNREACHABLE, S_BUCKET0, S_FIXED = S_BUCKET0 + 64
+  S_INTERIOR, S_REGION, S_FROM_UNREACHABLE, S_BUCKET0, S_FIXED = S_BUCKET0 + HG_SIZE_BUCKETS
 };
 static const char *const kind_node_name[HG_ROOT_KIND_COUNT] = {
     "(Stack roots)", "(Register roots)", "(Global roots)", "(TLS roots)", "(Other roots)"};
@@ -91,19 +92,12 @@ static void edge(struct hs *h, uint64_t type, uint64_t name, uint64_t to_ordinal
   nums(h, v, 3);
 }
 
-/* Size bucket b holds sizes in (2^(b-1), 2^b]; bucket 0 holds 0 and 1. */
-static unsigned size_bucket(uint64_t size) {
-  unsigned b = 0;
-  while (b < 63 && ((uint64_t)1 << b) < size) b++;
-  return b;
-}
-
 /* Name string of block v: its class, else "(VM regions)" or a size bucket. */
 static uint64_t block_name(const struct hg_graph *g, uint32_t v) {
   uint32_t c = g->node_class[v];
   if (c && c <= g->class_count) return S_FIXED + (uint64_t)c - 1;
   if (g->node_flags[v] & HG_NODE_REGION) return S_REGION;
-  return S_BUCKET0 + size_bucket(g->node_size[v]);
+  return S_BUCKET0 + _hg_size_bucket(g->node_size[v]);
 }
 
 static int whole_region(const struct hg_graph *g, uint32_t v) {
@@ -249,8 +243,10 @@ int _hg_export_heapsnapshot(struct hg_graph *g, const struct hg_export_options *
   }
   _hg_out_str(o, ",\"(Unreachable)\",\"weak\",\"unowned\",\"interior\",\"(VM regions)\","
                  "\"(from unreachable)\"");
-  for (unsigned b = 0; b < 64; b++)
-    _hg_out_printf(o, ",\"(unclassified <=%llu B)\"", (unsigned long long)((uint64_t)1 << b));
+  for (unsigned b = 0; b < HG_SIZE_BUCKETS; b++) {
+    char label[HG_SIZE_BUCKET_LABEL];
+    _hg_out_printf(o, ",\"%s\"", _hg_size_bucket_label(b, label, sizeof label));
+  }
   for (uint32_t c = 1; c <= g->class_count; c++) {
     const char *s = _hg_class_display(g, opt, c);
     _hg_out_mem(o, ",\n", 2);

@@ -38,18 +38,14 @@ static void u64(struct _hg_out *o, uint64_t v) {
 
 static void meta_fields(struct _hg_out *o, const struct hg_graph *g) {
   const struct hg_meta *m = &g->meta;
-  _hg_out_str(o, "\"platform\":");
-  _hg_out_json_str(o, m->platform);
-  _hg_out_str(o, ",\"os_version\":");
-  _hg_out_json_str(o, m->os_version);
-  _hg_out_str(o, ",\"arch\":");
-  _hg_out_json_str(o, m->arch);
-  _hg_out_str(o, ",\"process\":");
-  _hg_out_json_str(o, m->process);
-  _hg_out_str(o, ",\"trigger\":");
-  _hg_out_json_str(o, m->trigger);
-  _hg_out_str(o, ",\"allocator\":");
-  _hg_out_json_str(o, m->allocator);
+  const struct { const char *key, *value; } text[] = {
+      {"\"platform\":", m->platform}, {",\"os_version\":", m->os_version},
+      {",\"arch\":", m->arch},         {",\"process\":", m->process},
+      {",\"trigger\":", m->trigger},   {",\"allocator\":", m->allocator}};
+  for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
+    _hg_out_str(o, text[i].key);
+    _hg_out_json_str(o, text[i].value);
+  }
   _hg_out_printf(o, ",\"pointer_size\":%" PRIu32 ",\"page_size\":%" PRIu32 ",\"pid\":%" PRId64
                     ",\"time_ns\":\"%" PRIu64 "\"",
                  m->pointer_size, m->page_size, m->pid, m->time_ns);

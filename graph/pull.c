@@ -74,7 +74,7 @@ static int perr(struct hg_pull *p, int code, uint64_t off, const char *what) {
   return code;
 }
 
-int hg_pull_open_fd(struct hg_pull *p, int fd, uint64_t size) {
+int _hg_pull_open_fd(struct hg_pull *p, int fd, uint64_t size) {
   memset(p, 0, sizeof *p);
   p->fd = fd;
   p->size = size;
@@ -87,7 +87,7 @@ int hg_pull_open_fd(struct hg_pull *p, int fd, uint64_t size) {
   return 0;
 }
 
-void hg_pull_open_mem(struct hg_pull *p, const void *data, size_t size) {
+void _hg_pull_open_mem(struct hg_pull *p, const void *data, size_t size) {
   memset(p, 0, sizeof *p);
   p->fd = -1;
   p->mem = data;
@@ -97,7 +97,7 @@ void hg_pull_open_mem(struct hg_pull *p, const void *data, size_t size) {
   p->hashing = 1;
 }
 
-void hg_pull_close(struct hg_pull *p) {
+void _hg_pull_close(struct hg_pull *p) {
   free(p->win);
   p->win = NULL;
 }
@@ -129,7 +129,7 @@ static int refill(struct hg_pull *p, size_t need) {
   }
   if (need > p->cap) {
     uint8_t *nw = realloc(p->win, need);
-    if (!nw) return perr(p, HG_ENOMEM, hg_pull_offset(p), "out of memory for the read window");
+    if (!nw) return perr(p, HG_ENOMEM, _hg_pull_offset(p), "out of memory for the read window");
     p->win = nw;
     p->cap = need;
   }
@@ -146,9 +146,9 @@ static int refill(struct hg_pull *p, size_t need) {
   return 0;
 }
 
-int hg_pull_next(struct hg_pull *p) {
+int _hg_pull_next(struct hg_pull *p) {
   if (p->err) return p->err;
-  p->tok_offset = hg_pull_offset(p);
+  p->tok_offset = _hg_pull_offset(p);
   if (p->win_offset + p->pos >= p->size) {
     p->tok.type = TOK_EOF;
     return 0;

@@ -41,12 +41,12 @@ struct hg_pull {
   char msg[160];
 };
 
-int hg_pull_open_fd(struct hg_pull *p, int fd, uint64_t size);
-void hg_pull_open_mem(struct hg_pull *p, const void *data, size_t size);
-void hg_pull_close(struct hg_pull *p);
+int _hg_pull_open_fd(struct hg_pull *p, int fd, uint64_t size);
+void _hg_pull_open_mem(struct hg_pull *p, const void *data, size_t size);
+void _hg_pull_close(struct hg_pull *p);
 /* Decodes the next token into p->tok. 0 or an HG_E* code (p->msg, p->tok_offset). */
-int hg_pull_next(struct hg_pull *p);
+int _hg_pull_next(struct hg_pull *p);
 /* Offset of the next unread byte. */
-static inline uint64_t hg_pull_offset(const struct hg_pull *p) { return p->win_offset + p->pos; }
+static inline uint64_t _hg_pull_offset(const struct hg_pull *p) { return p->win_offset + p->pos; }
 
 #endif

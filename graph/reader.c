@@ -57,7 +57,7 @@ static int bad(struct rd *r, int code, uint64_t off, const char *fmt, ...) {
 }
 
 static int next(struct rd *r) {
-  int rc = hg_pull_next(&r->p);
+  int rc = _hg_pull_next(&r->p);
   if (rc) return bad(r, rc, r->p.tok_offset, "%s", r->p.msg);
   return 0;
 }
@@ -113,9 +113,9 @@ static int get_opt_index(struct rd *r, uint32_t *v, const char *what) {
 }
 
 static int check_text(struct rd *r, const char *what) {
-  size_t bad_at = hg_utf8_check(r->p.tok.ptr, r->p.tok.len);
+  size_t bad_at = _hg_utf8_check(r->p.tok.ptr, r->p.tok.len);
   if (bad_at != r->p.tok.len)
-    return bad(r, HG_EFORMAT, hg_pull_offset(&r->p) - r->p.tok.len + bad_at,
+    return bad(r, HG_EFORMAT, _hg_pull_offset(&r->p) - r->p.tok.len + bad_at,
                "%s: invalid UTF-8 in text string", what);
   return 0;
 }
@@ -143,7 +143,7 @@ static int skip(struct rd *r) {
   while (pending) {
     TRY(next(r));
     pending--;
-    uint64_t left = r->p.size - hg_pull_offset(&r->p);
+    uint64_t left = r->p.size - _hg_pull_offset(&r->p);
     switch (r->p.tok.type) {
       case TOK_EOF: return bad(r, HG_ETRUNCATED, here(r), "file ends inside an item");
       case TOK_ARRAY:
@@ -376,7 +376,7 @@ static int get_chunk(struct rd *r, const uint8_t **p, const uint8_t **end, uint6
                (unsigned long long)count, r->p.tok.len);
   *p = r->p.tok.ptr;
   *end = *p + r->p.tok.len;
-  *base = hg_pull_offset(&r->p) - r->p.tok.len;
+  *base = _hg_pull_offset(&r->p) - r->p.tok.len;
   return 0;
 }
 
@@ -588,7 +588,7 @@ static int rec_trailer(struct rd *r, uint64_t digest) {
                             g->heap_count,   g->class_count, g->string_count,
                             g->node_count,   g->edge_count,  g->root_count};
   int seen[NKEYS] = {0};
-  uint64_t map_at = hg_pull_offset(&r->p);
+  uint64_t map_at = _hg_pull_offset(&r->p);
   TRY(want(r, TOK_MAP, "trailer counts"));
   uint64_t n = r->p.tok.u;
   if (n > r->p.size) return bad(r, HG_EFORMAT, here(r), "trailer map too long");
@@ -731,7 +731,7 @@ static int get_payload(struct rd *r, const uint8_t **p, const uint8_t **end, uin
                HG_CHUNK_MAX_BYTES);
   *p = r->p.tok.ptr;
   *end = *p + r->p.tok.len;
-  *base = hg_pull_offset(&r->p) - r->p.tok.len;
+  *base = _hg_pull_offset(&r->p) - r->p.tok.len;
   return 0;
 }
 
@@ -887,9 +887,9 @@ static int read_stream(struct rd *r) {
       TRY(next(r));
       if (r->p.tok.type == TOK_EOF) return bad(r, HG_ETRUNCATED, here(r), "file ends before the final break");
       if (r->p.tok.type != TOK_BREAK) return bad(r, HG_EFORMAT, here(r), "data after the trailer");
-      if (hg_pull_offset(&r->p) != r->p.size)
-        return bad(r, HG_EFORMAT, hg_pull_offset(&r->p), "%llu trailing bytes after the snapshot",
-                   (unsigned long long)(r->p.size - hg_pull_offset(&r->p)));
+      if (_hg_pull_offset(&r->p) != r->p.size)
+        return bad(r, HG_EFORMAT, _hg_pull_offset(&r->p), "%llu trailing bytes after the snapshot",
+                   (unsigned long long)(r->p.size - _hg_pull_offset(&r->p)));
       return 0;
     }
     if (type >= sizeof records / sizeof records[0] || !records[type].parse ||
@@ -932,7 +932,7 @@ static struct hg_graph *load(struct rd *r, uint64_t size, struct hg_load_error *
 struct hg_graph *hg_graph_load_mem(const void *data, size_t size, struct hg_load_error *err) {
   struct rd r;
   memset(&r, 0, sizeof r);
-  hg_pull_open_mem(&r.p, data, size);
+  _hg_pull_open_mem(&r.p, data, size);
   return load(&r, size, err);
 }
 
@@ -956,14 +956,14 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
     if (fd >= 0) close(fd);
     return NULL;
   }
-  if (hg_pull_open_fd(&r.p, fd, (uint64_t)st.st_size)) {
+  if (_hg_pull_open_fd(&r.p, fd, (uint64_t)st.st_size)) {
     err->code = HG_ENOMEM;
     snprintf(err->message, sizeof err->message, "out of memory");
     close(fd);
     return NULL;
   }
   struct hg_graph *g = load(&r, (uint64_t)st.st_size, err);
-  hg_pull_close(&r.p);
+  _hg_pull_close(&r.p);
   close(fd);
   return g;
 }

@@ -11,7 +11,7 @@
 
 /* Length of the valid UTF-8 sequence starting at s[0] (1–4), or 0 when the
  * bytes there are not a valid sequence (overlongs and surrogates too). */
-static inline size_t hg_utf8_seq(const uint8_t *s, size_t n) {
+static inline size_t _hg_utf8_seq(const uint8_t *s, size_t n) {
   uint8_t c = s[0];
   if (c < 0x80) return 1;
   size_t len;
@@ -31,10 +31,10 @@ static inline size_t hg_utf8_seq(const uint8_t *s, size_t n) {
 }
 
 /* Offset of the first invalid byte, or n when all of s[0..n) is valid. */
-static inline size_t hg_utf8_check(const uint8_t *s, size_t n) {
+static inline size_t _hg_utf8_check(const uint8_t *s, size_t n) {
   size_t i = 0;
   while (i < n) {
-    size_t k = hg_utf8_seq(s + i, n - i);
+    size_t k = _hg_utf8_seq(s + i, n - i);
     if (!k) return i;
     i += k;
   }

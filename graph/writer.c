@@ -180,6 +180,14 @@ static int c_uint(struct hg_writer *w, uint64_t v) {
   return 0;
 }
 
+/* n unsigned items; C_UINTS(w, a, b, …) for a list of them. */
+static void c_uints(struct hg_writer *w, const uint64_t *v, size_t n) {
+  for (size_t i = 0; i < n; i++) c_uint(w, v[i]);
+}
+#define C_UINTS(w, ...)                                       \
+  c_uints((w), (const uint64_t[]){__VA_ARGS__},               \
+          sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+
 static int c_array(struct hg_writer *w, size_t n) {
   if (reserve(w, 9)) return w->failed;
   w->out_len += cbor_encode_array_start(n, w->out + w->out_len, OUT_CAP - w->out_len);
@@ -208,7 +216,7 @@ static int c_text(struct hg_writer *w, const char *s) {
   const uint8_t *u = (const uint8_t *)s;
   size_t i = 0;
   while (i < n) {
-    size_t ok = hg_utf8_check(u + i, n - i);
+    size_t ok = _hg_utf8_check(u + i, n - i);
     if (put_bytes(w, u + i, ok)) return w->failed;
     i += ok;
     if (i < n) {
@@ -439,15 +447,9 @@ int hg_writer_region(struct hg_writer *w, const struct hg_region *r) {
     w->any_region_image = 1;
   }
   c_array(w, 10);
-  c_uint(w, HG_REC_REGION);
-  c_uint(w, r->start);
-  c_uint(w, r->size);
-  c_uint(w, r->prot);
-  c_uint(w, r->tag);
+  C_UINTS(w, HG_REC_REGION, r->start, r->size, r->prot, r->tag);
   c_text(w, r->name);
-  c_uint(w, r->resident);
-  c_uint(w, r->dirty);
-  c_uint(w, r->swapped);
+  C_UINTS(w, r->resident, r->dirty, r->swapped);
   opt_index(w, r->image);
   if (!w->failed) w->region_count++;
   return w->failed;
@@ -461,9 +463,7 @@ int hg_writer_image(struct hg_writer *w, const struct hg_image *im) {
   c_uint(w, HG_REC_IMAGE);
   c_text(w, im->path);
   c_bytes(w, im->id, im->id_len);
-  c_uint(w, im->load_addr);
-  c_uint(w, im->slide);
-  c_uint(w, im->size);
+  C_UINTS(w, im->load_addr, im->slide, im->size);
   if (!w->failed) w->image_count++;
   return w->failed;
 }
@@ -473,11 +473,9 @@ int hg_writer_thread(struct hg_writer *w, const struct hg_thread *t) {
   if (rc) return rc;
   if (!t || t->stack_lo > t->stack_hi) return fail(w, HG_EINVAL, "thread: bad stack range", 0);
   c_array(w, 5);
-  c_uint(w, HG_REC_THREAD);
-  c_uint(w, t->tid);
+  C_UINTS(w, HG_REC_THREAD, t->tid);
   c_text(w, t->name);
-  c_uint(w, t->stack_lo);
-  c_uint(w, t->stack_hi);
+  C_UINTS(w, t->stack_lo, t->stack_hi);
   if (!w->failed) w->thread_count++;
   return w->failed;
 }
@@ -513,11 +511,9 @@ int hg_writer_class(struct hg_writer *w, const struct hg_class *c, uint32_t *id)
   if (!c || !c->name || c->kind > HG_CLASS_CF) return fail(w, HG_EINVAL, "class: bad argument", 0);
   if (w->class_count >= UINT32_MAX - 2) return fail(w, HG_ELIMIT, "too many classes", 0);
   c_array(w, 5);
-  c_uint(w, HG_REC_CLASS);
-  c_uint(w, (uint64_t)w->class_count + 1);
+  C_UINTS(w, HG_REC_CLASS, (uint64_t)w->class_count + 1);
   c_text(w, c->name);
-  c_uint(w, c->kind);
-  c_uint(w, c->instance_size);
+  C_UINTS(w, c->kind, c->instance_size);
   if (w->failed) return w->failed;
   w->class_count++;
   if (id) *id = w->class_count;
@@ -526,18 +522,22 @@ int hg_writer_class(struct hg_writer *w, const struct hg_class *c, uint32_t *id)
 
 /* ---- chunks ---- */
 
-static int flush_nodes(struct hg_writer *w) {
-  struct chunk *c = &w->nodes;
+/* Writes chunk c, when it holds rows, as one record: the n heads (record
+ * type first), then its rows as a byte string; the chunk is empty after. */
+static int flush_chunk(struct hg_writer *w, struct chunk *c, const uint64_t *head, size_t n) {
   if (c->count == 0) return w->failed;
-  c_array(w, 5);
-  c_uint(w, HG_REC_NODES);
-  c_uint(w, c->first);
-  c_uint(w, c->count);
-  c_uint(w, c->base);
+  c_array(w, n + 1);
+  c_uints(w, head, n);
   c_bytes(w, c->buf, c->len);
   c->len = 0;
   c->count = 0;
   return w->failed;
+}
+
+static int flush_nodes(struct hg_writer *w) {
+  const struct chunk *c = &w->nodes;
+  const uint64_t head[] = {HG_REC_NODES, c->first, c->count, c->base};
+  return flush_chunk(w, &w->nodes, head, 4);
 }
 
 int hg_writer_node(struct hg_writer *w, uint64_t addr, uint64_t size, uint32_t class_id,
@@ -579,16 +579,9 @@ int hg_writer_node(struct hg_writer *w, uint64_t addr, uint64_t size, uint32_t c
 }
 
 static int flush_edge_chunk(struct hg_writer *w) {
-  struct chunk *c = &w->edges;
-  if (c->count == 0) return w->failed;
-  c_array(w, 4);
-  c_uint(w, HG_REC_EDGES);
-  c_uint(w, c->first);
-  c_uint(w, c->count);
-  c_bytes(w, c->buf, c->len);
-  c->len = 0;
-  c->count = 0;
-  return w->failed;
+  const struct chunk *c = &w->edges;
+  const uint64_t head[] = {HG_REC_EDGES, c->first, c->count};
+  return flush_chunk(w, &w->edges, head, 3);
 }
 
 /* Moves the staged group into the edge chunk. The first row is absolute
@@ -663,15 +656,8 @@ int hg_writer_edge(struct hg_writer *w, uint32_t src, uint64_t offset, uint32_t 
 }
 
 static int flush_roots(struct hg_writer *w) {
-  struct chunk *c = &w->roots;
-  if (c->count == 0) return w->failed;
-  c_array(w, 3);
-  c_uint(w, HG_REC_ROOTS);
-  c_uint(w, c->count);
-  c_bytes(w, c->buf, c->len);
-  c->len = 0;
-  c->count = 0;
-  return w->failed;
+  const uint64_t head[] = {HG_REC_ROOTS, w->roots.count};
+  return flush_chunk(w, &w->roots, head, 2);
 }
 
 int hg_writer_root(struct hg_writer *w, const struct hg_root *r) {
@@ -713,14 +699,8 @@ int hg_writer_stack_info(struct hg_writer *w, const struct hg_stack_info *si) {
   if (rc) return rc;
   if (!si) return fail(w, HG_EINVAL, "stack info: NULL", 0);
   c_array(w, 10);
-  c_uint(w, HG_REC_STACK_INFO);
-  c_uint(w, si->max_frames);
-  c_uint(w, si->sample_bytes);
-  c_uint(w, si->budget_bytes);
-  c_uint(w, si->tracking_bytes);
-  c_uint(w, si->map_bytes);
-  c_uint(w, si->live_blocks);
-  c_uint(w, si->dropped);
+  C_UINTS(w, HG_REC_STACK_INFO, si->max_frames, si->sample_bytes, si->budget_bytes,
+          si->tracking_bytes, si->map_bytes, si->live_blocks, si->dropped);
   c_text(w, si->status ? si->status : "ok");
   c_text(w, si->unwinder ? si->unwinder : "");
   return w->failed;
@@ -741,10 +721,7 @@ int hg_writer_stack(struct hg_writer *w, const struct hg_stack *st) {
     n += _hg_put_varint(buf + n, f->offset);
   }
   c_array(w, 5);
-  c_uint(w, HG_REC_STACK);
-  c_uint(w, (uint64_t)w->stack_count + 1);
-  c_uint(w, st->count);
-  c_uint(w, st->bytes);
+  C_UINTS(w, HG_REC_STACK, (uint64_t)w->stack_count + 1, st->count, st->bytes);
   c_bytes(w, buf, n);
   if (!w->failed) w->stack_count++;
   return w->failed;
@@ -780,12 +757,7 @@ int hg_writer_large_alloc(struct hg_writer *w, const struct hg_large_alloc *la) 
   if (rc) return rc;
   if (!la || la->stack > w->stack_count) return fail(w, HG_EINVAL, "large allocation: bad stack", 0);
   c_array(w, 6);
-  c_uint(w, HG_REC_LARGE);
-  c_uint(w, la->addr);
-  c_uint(w, la->size);
-  c_uint(w, la->stack);
-  c_uint(w, la->time_ns);
-  c_uint(w, la->tid);
+  C_UINTS(w, HG_REC_LARGE, la->addr, la->size, la->stack, la->time_ns, la->tid);
   return w->failed;
 }
 

@@ -23,6 +23,31 @@ int acli_parse(struct acli *a, const char *name, const char *args, const char *l
   return cli_parse(&cmd, argc, argv, &nargs);
 }
 
+int acli_open(struct acli_snap *s, const char *name, const char *args, const char *limit_help,
+              const char *about, const struct cli_opt *extra, int argc, char **argv, int fail) {
+  *s = (struct acli_snap){.g = NULL};
+  int st = acli_parse(&s->a, name, args, limit_help, about, extra, argc, argv);
+  if (st >= 0) return st;
+  if (!(s->g = cli_load(argv[1], 0))) return fail;
+  if (strchr(args, ' ') && acli_node(s->g, name, argv[2], &s->node)) {
+    acli_close(s);
+    return fail;
+  }
+  if (!(s->names = cli_class_names(s->g, s->a.mangled))) {
+    fprintf(stderr, "heapgraph %s: %s\n", name, hg_error_string(HG_ENOMEM));
+    acli_close(s);
+    return fail;
+  }
+  return -1;
+}
+
+void acli_close(struct acli_snap *s) {
+  if (s->g) cli_class_names_free(s->g, s->names);
+  hg_graph_free(s->g);
+  s->g = NULL;
+  s->names = NULL;
+}
+
 int acli_node(const struct hg_graph *g, const char *cmd, const char *arg, uint32_t *out) {
   uint64_t v;
   if (arg[0] == '#') {

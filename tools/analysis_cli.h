@@ -28,6 +28,29 @@ struct acli {
 int acli_parse(struct acli *a, const char *name, const char *args, const char *limit_help,
                const char *about, const struct cli_opt *extra, int argc, char **argv);
 
+/* The limit, or def when -n/--limit was not given. */
+static inline uint32_t acli_limit(const struct acli *a, uint32_t def) {
+  return a->limit < 0 ? def : (uint32_t)a->limit;
+}
+
+/* A command on one snapshot, once acli_open() has run. */
+struct acli_snap {
+  struct acli a;            /* its options                              */
+  struct hg_graph *g;       /* the snapshot argv[1]                     */
+  char **names;             /* class display names (cli_class_names)    */
+  uint32_t node;            /* with "FILE ADDR": the node argv[2] names */
+};
+
+/* The opening the snapshot commands share: acli_parse(), then argv[1]
+ * loaded (cli_load), with args "FILE ADDR" argv[2]'s node (acli_node), and
+ * the class names. Returns -1 to run, else the exit status: acli_parse()'s,
+ * or `fail` when the file does not load, the node is not there or (said as
+ * "heapgraph NAME: <HG_ENOMEM's message>") memory ran out — everything freed
+ * then. Free with acli_close(). */
+int acli_open(struct acli_snap *s, const char *name, const char *args, const char *limit_help,
+              const char *about, const struct cli_opt *extra, int argc, char **argv, int fail);
+void acli_close(struct acli_snap *s);
+
 /* Finds the node for "0xADDR"/decimal address (interior ok), "#INDEX" or a
  * DevTools heapsnapshot id "@ID" (hg_export_node_ids).
  * Prints an error and returns -1 when there is none. */

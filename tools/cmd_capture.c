@@ -45,7 +45,7 @@ int cmd_capture(int argc, char **argv) {
   int parsed = cli_parse(&cmd, argc, argv, &nargs);
   if (parsed >= 0) return parsed;
   if (pid > 0) {
-    int signo = hg_trigger_signal(sig);
+    int signo = _hg_trigger_signal(sig);
     if (signo < 0) {
       fprintf(stderr, "heapgraph capture: signal '%s' cannot trigger a capture (USR1, USR2, RTMIN+n, "
                       "RTMAX-n except RTMIN+4)\n", cli_text(sig));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/size_bucket.h"
 #include "tools/analysis_cli.h"
 #include "tools/cli_util.h"
 
@@ -19,9 +20,7 @@ struct row {
 
 /* Label of a row; size-bucket labels are formatted into buf. */
 static const char *label_of(const struct row *r, char *buf, size_t size) {
-  if (r->label) return r->label;
-  snprintf(buf, size, "(unclassified <=%llu B)", (unsigned long long)((uint64_t)1 << r->bucket));
-  return buf;
+  return r->label ? r->label : _hg_size_bucket_label((unsigned)r->bucket, buf, size);
 }
 
 static int by_bytes(const void *a, const void *b) {
@@ -32,38 +31,30 @@ static int by_bytes(const void *a, const void *b) {
   return x->bucket - y->bucket;
 }
 
-/* Bucket b holds sizes in (2^(b-1), 2^b]; bucket 0 holds 1. */
-static unsigned bucket(uint64_t size) {
-  unsigned b = 0;
-  while (b < 63 && ((uint64_t)1 << b) < size) b++;
-  return b;
-}
-
 static const char about[] =
     "  Nodes grouped by class: count and total bytes, sorted by bytes.\n"
     "  Unclassified blocks are grouped by size class \"(unclassified <=N B)\".\n"
     "  C++ names are demangled unless --mangled.\n";
 
 int cmd_classes(int argc, char **argv) {
-  struct acli a;
-  int st = acli_parse(&a, "classes", "FILE", "at most N rows (the total counts all)", about, NULL, argc, argv);
+  struct acli_snap s;
+  int st = acli_open(&s, "classes", "FILE", "at most N rows (the total counts all)", about, NULL, argc, argv, 1);
   if (st >= 0) return st;
-  const char *path = argv[1];
-  struct hg_graph *g = cli_load(path, 0);
-  if (!g) return 1;
-  char **names = cli_class_names(g, a.mangled);
-  size_t nrows = (size_t)g->class_count + 64 + 1;
+  struct hg_graph *g = s.g;
+  char **names = s.names;
+  size_t nrows = (size_t)g->class_count + HG_SIZE_BUCKETS + 1;
   struct row *rows = calloc(nrows, sizeof *rows);
-  if (!names || !rows) {
+  if (!rows) {
     fprintf(stderr, "heapgraph classes: out of memory\n");
+    acli_close(&s);
     return 1;
   }
-  /* rows[0..class_count) classes, then 64 size buckets, then regions */
-  struct row *buckets = rows + g->class_count, *regions = buckets + 64;
+  /* rows[0..class_count) classes, then the size buckets, then regions */
+  struct row *buckets = rows + g->class_count, *regions = buckets + HG_SIZE_BUCKETS;
   for (uint32_t i = 0; i < g->node_count; i++) {
     uint32_t c = g->node_class[i];
     struct row *r = c ? &rows[c - 1]
-                      : (g->node_flags[i] & HG_NODE_REGION) ? regions : &buckets[bucket(g->node_size[i])];
+                      : (g->node_flags[i] & HG_NODE_REGION) ? regions : &buckets[_hg_size_bucket(g->node_size[i])];
     r->count++;
     r->bytes += g->node_size[i];
   }
@@ -72,22 +63,22 @@ int cmd_classes(int argc, char **argv) {
     rows[c - 1].class_id = c;
     rows[c - 1].bucket = -1;
   }
-  for (int b = 0; b < 64; b++) buckets[b].bucket = b;
+  for (int b = 0; b < HG_SIZE_BUCKETS; b++) buckets[b].bucket = b;
   regions->label = "(VM regions)";
   regions->bucket = -1;
   qsort(rows, nrows, sizeof *rows, by_bytes);
   uint64_t tc = 0, tb = 0;
   long shown = 0;
-  if (!a.json) printf("%12s %14s  %s\n", "COUNT", "BYTES", "CLASS");
+  if (!s.a.json) printf("%12s %14s  %s\n", "COUNT", "BYTES", "CLASS");
   for (size_t i = 0; i < nrows; i++) {
     if (!rows[i].count) continue;
     tc += rows[i].count;
     tb += rows[i].bytes;
-    if (a.limit >= 0 && shown >= a.limit) continue;
+    if (s.a.limit >= 0 && shown >= s.a.limit) continue;
     shown++;
-    char lb[48];
+    char lb[HG_SIZE_BUCKET_LABEL];
     const char *label = label_of(&rows[i], lb, sizeof lb);
-    if (a.json) {
+    if (s.a.json) {
       const struct hg_class *k = rows[i].class_id ? &g->classes[rows[i].class_id - 1] : NULL;
       printf("{\"class\":");
       cli_json_str(stdout, label);
@@ -102,9 +93,8 @@ int cmd_classes(int argc, char **argv) {
              (unsigned long long)rows[i].bytes, cli_text(label));
     }
   }
-  if (!a.json) printf("%12llu %14llu  TOTAL\n", (unsigned long long)tc, (unsigned long long)tb);
+  if (!s.a.json) printf("%12llu %14llu  TOTAL\n", (unsigned long long)tc, (unsigned long long)tb);
   free(rows);
-  cli_class_names_free(g, names);
-  hg_graph_free(g);
+  acli_close(&s);
   return 0;
 }

@@ -20,16 +20,15 @@ static const char about[] =
 #define MAX_REFS 40
 
 int cmd_cycles(int argc, char **argv) {
-  struct acli a;
-  int st = acli_parse(&a, "cycles", "FILE", "cycles shown (default 20)", about, NULL, argc, argv);
+  struct acli_snap s;
+  int st = acli_open(&s, "cycles", "FILE", "cycles shown (default 20)", about, NULL, argc, argv, 1);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit;
-  struct hg_graph *g = cli_load(argv[1], 0);
-  if (!g) return 1;
+  struct hg_graph *g = s.g;
+  char **names = s.names;
+  uint32_t k = acli_limit(&s.a, 20);
   struct hg_cycles *c = NULL;
-  char **names = cli_class_names(g, a.mangled);
   uint32_t *which = malloc(((size_t)g->node_count + 1) * sizeof *which);
-  int rc = names && which ? hg_cycles_find(g, 2, &c) : HG_ENOMEM;
+  int rc = which ? hg_cycles_find(g, 2, &c) : HG_ENOMEM;
   if (rc) {
     fprintf(stderr, "heapgraph cycles: %s\n", hg_error_string(rc));
     st = 1;
@@ -38,12 +37,12 @@ int cmd_cycles(int argc, char **argv) {
   memset(which, 0xff, ((size_t)g->node_count + 1) * sizeof *which);
   for (uint32_t i = 0; i < c->count && i < k; i++)
     for (uint32_t j = 0; j < c->cycles[i].count; j++) which[c->members[c->cycles[i].first + j]] = i;
-  if (a.json) printf("{\"cycle_count\":%" PRIu32 ",\"cycles\":[", c->count);
+  if (s.a.json) printf("{\"cycle_count\":%" PRIu32 ",\"cycles\":[", c->count);
   else printf("%" PRIu32 " reference cycle%s\n", c->count, c->count == 1 ? "" : "s");
   for (uint32_t i = 0; i < c->count && i < k; i++) {
     const struct hg_cycle *cy = &c->cycles[i];
     const uint32_t *mem = c->members + cy->first;
-    if (a.json) {
+    if (s.a.json) {
       printf("%s{\"count\":%" PRIu32 ",\"bytes\":%" PRIu64 ",\"leaked\":%s,\"members\":[",
              i ? ",\n" : "\n", cy->count, cy->bytes, cy->leaked ? "true" : "false");
       for (uint32_t j = 0; j < cy->count && j < MAX_MEMBERS; j++) {
@@ -70,7 +69,7 @@ int cmd_cycles(int argc, char **argv) {
         if (which[t] != i || !hg_edge_kind_retains(g->edge_kind[e])) continue;
         char buf[32];
         const char *name = acli_edge_name(g, e, buf, sizeof buf);
-        if (a.json) {
+        if (s.a.json) {
           printf("%s{\"from\":%" PRIu32 ",\"to\":%" PRIu32 ",\"field\":", refs ? "," : "", v, t);
           cli_json_str(stdout, name);
           printf(",\"kind\":\"%s\"}", hg_edge_kind_name(g->edge_kind[e]));
@@ -83,15 +82,14 @@ int cmd_cycles(int argc, char **argv) {
         refs++;
       }
     }
-    if (a.json) printf("]}");
+    if (s.a.json) printf("]}");
   }
-  if (a.json) printf("]}\n");
+  if (s.a.json) printf("]}\n");
   else if (c->count > k) printf("\n… %" PRIu32 " more cycles (-n)\n", c->count - k);
   st = 0;
 out:
   free(which);
   hg_cycles_free(c);
-  cli_class_names_free(g, names);
-  hg_graph_free(g);
+  acli_close(&s);
   return st;
 }

@@ -23,20 +23,17 @@ static int by_retained(const void *a, const void *b) {
 }
 
 int cmd_dominators(int argc, char **argv) {
-  struct acli a;
-  int st = acli_parse(&a, "dominators", "FILE ADDR", "dominated nodes shown (default 20)", about, NULL, argc, argv);
+  struct acli_snap s;
+  int st = acli_open(&s, "dominators", "FILE ADDR", "dominated nodes shown (default 20)", about, NULL,
+                     argc, argv, 1);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit, node = 0;
-  struct hg_graph *g = cli_load(argv[1], 0);
-  if (!g) return 1;
+  struct hg_graph *g = s.g;
+  char **names = s.names;
+  uint32_t k = acli_limit(&s.a, 20), node = s.node;
   struct hg_dominators *d = NULL;
-  char **names = NULL;
   uint32_t *kids = NULL, nk = 0;
   st = 1;
-  if (acli_node(g, "dominators", argv[2], &node)) goto out;
   int rc = hg_dominators_compute(g, &d);
-  names = cli_class_names(g, a.mangled);
-  if (!rc && !names) rc = HG_ENOMEM;
   if (rc) {
     fprintf(stderr, "heapgraph dominators: %s\n", hg_error_string(rc));
     goto out;
@@ -50,7 +47,7 @@ int cmd_dominators(int argc, char **argv) {
   sort_d = d;
   qsort(kids, nk, sizeof *kids, by_retained);
   int reachable = d->idom[node] != HG_NONE;
-  if (a.json) {
+  if (s.a.json) {
     printf("{\"node\":");
     acli_node_json(stdout, g, names, node);
     printf(",\"retained\":%" PRIu64 "},\"reachable\":%s,\"chain\":[", d->retained[node],
@@ -92,8 +89,7 @@ int cmd_dominators(int argc, char **argv) {
   st = 0;
 out:
   free(kids);
-  cli_class_names_free(g, names);
   hg_dominators_free(d);
-  hg_graph_free(g);
+  acli_close(&s);
   return st;
 }

@@ -18,22 +18,20 @@ static const char about[] =
     "  Exit status: 0 no leaks, 1 leaks found, 2 error.\n";
 
 int cmd_leaks(int argc, char **argv) {
-  struct acli a;
-  int st = acli_parse(&a, "leaks", "FILE", "root leaks shown (default 50)", about, NULL, argc, argv);
+  struct acli_snap s;
+  int st = acli_open(&s, "leaks", "FILE", "root leaks shown (default 50)", about, NULL, argc, argv, 2);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 0 ? 50 : (uint32_t)a.limit;
-  struct hg_graph *g = cli_load(argv[1], 0);
-  if (!g) return 2;
+  struct hg_graph *g = s.g;
+  char **names = s.names;
+  uint32_t k = acli_limit(&s.a, 50);
   struct hg_leaks *l = NULL;
-  char **names = cli_class_names(g, a.mangled);
-  int rc = names ? hg_leaks_find(g, &l) : HG_ENOMEM;
+  int rc = hg_leaks_find(g, &l);
   if (rc) {
     fprintf(stderr, "heapgraph leaks: %s\n", hg_error_string(rc));
-    cli_class_names_free(g, names);
-    hg_graph_free(g);
+    acli_close(&s);
     return 2;
   }
-  if (a.json) {
+  if (s.a.json) {
     printf("{\"leaked_count\":%" PRIu32 ",\"leaked_bytes\":%" PRIu64 ",\"root_leaks\":%" PRIu32
            ",\"exact\":%s,\"leaks\":[",
            l->leaked_count, l->leaked_bytes, l->count, l->held_exact ? "true" : "false");
@@ -69,7 +67,6 @@ int cmd_leaks(int argc, char **argv) {
   }
   st = l->leaked_count ? 1 : 0;
   hg_leaks_free(l);
-  cli_class_names_free(g, names);
-  hg_graph_free(g);
+  acli_close(&s);
   return st;
 }

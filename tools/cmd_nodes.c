@@ -24,19 +24,18 @@ int cmd_nodes(int argc, char **argv) {
       CLI_OPT_STR("--class", "NAME", &cls,
                   "only nodes of class NAME (demangled or mangled); \"-\": unclassified"),
       CLI_END};
-  struct acli a;
-  int st = acli_parse(&a, "nodes", "FILE", "at most N nodes", about, opts, argc, argv);
+  struct acli_snap s;
+  int st = acli_open(&s, "nodes", "FILE", "at most N nodes", about, opts, argc, argv, 1);
   if (st >= 0) return st;
-  const char *path = argv[1];
-  struct hg_graph *g = cli_load(path, 0);
-  if (!g) return 1;
-  char **names = cli_class_names(g, a.mangled);
-  if (!names || hg_graph_build_reverse(g)) {
+  struct hg_graph *g = s.g;
+  char **names = s.names;
+  if (hg_graph_build_reverse(g)) {
     fprintf(stderr, "heapgraph nodes: out of memory\n");
+    acli_close(&s);
     return 1;
   }
   long shown = 0;
-  for (uint32_t n = 0; n < g->node_count && (a.limit < 0 || shown < a.limit); n++) {
+  for (uint32_t n = 0; n < g->node_count && (s.a.limit < 0 || shown < s.a.limit); n++) {
     uint32_t c = g->node_class[n];
     if (cls) {
       if (!strcmp(cls, "-")) {
@@ -50,7 +49,7 @@ int cmd_nodes(int argc, char **argv) {
     flags_str(g->node_flags[n], fl, sizeof fl);
     uint32_t out = g->edge_start[n + 1] - g->edge_start[n], in = g->in_start[n + 1] - g->in_start[n];
     const char *heap = g->node_heap[n] ? g->heaps[g->node_heap[n] - 1] : NULL;
-    if (a.json) {
+    if (s.a.json) {
       printf("{\"index\":%u,\"addr\":", n);
       cli_json_addr(stdout, g->node_addr[n]);
       printf(",\"size\":%llu,\"class\":", (unsigned long long)g->node_size[n]);
@@ -65,7 +64,6 @@ int cmd_nodes(int argc, char **argv) {
              (unsigned long long)g->node_size[n], fl, out, in, c ? cli_text(names[c]) : "-");
     }
   }
-  cli_class_names_free(g, names);
-  hg_graph_free(g);
+  acli_close(&s);
   return 0;
 }

@@ -31,20 +31,17 @@ static void root_text(const struct hg_graph *g, const struct hg_root *r) {
 }
 
 int cmd_path(int argc, char **argv) {
-  struct acli a;
-  int st = acli_parse(&a, "path", "FILE ADDR", "paths shown (default 1)", about, NULL, argc, argv);
+  struct acli_snap s;
+  int st = acli_open(&s, "path", "FILE ADDR", "paths shown (default 1)", about, NULL, argc, argv, 1);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 1 ? 1 : (uint32_t)a.limit, node = 0;
-  struct hg_graph *g = cli_load(argv[1], 0);
-  if (!g) return 1;
+  struct hg_graph *g = s.g;
+  char **names = s.names;
+  uint32_t k = s.a.limit < 1 ? 1 : (uint32_t)s.a.limit, node = s.node;
   struct hg_paths *p = NULL;
-  char **names = NULL;
   st = 1;
-  if (acli_node(g, "path", argv[2], &node)) goto out;
-  names = cli_class_names(g, a.mangled);
-  int rc = names ? hg_paths_to_roots(g, node, k, &p) : HG_ENOMEM;
+  int rc = hg_paths_to_roots(g, node, k, &p);
   if (rc == HG_ENOTFOUND) {
-    if (a.json) printf("{\"reachable\":false,\"paths\":[]}\n");
+    if (s.a.json) printf("{\"reachable\":false,\"paths\":[]}\n");
     else printf("0x%" PRIx64 ": no root reaches it (a leak; see heapgraph leaks)\n", g->node_addr[node]);
     goto out;
   }
@@ -52,11 +49,11 @@ int cmd_path(int argc, char **argv) {
     fprintf(stderr, "heapgraph path: %s\n", hg_error_string(rc));
     goto out;
   }
-  if (a.json) printf("{\"reachable\":true,\"paths\":[");
+  if (s.a.json) printf("{\"reachable\":true,\"paths\":[");
   for (uint32_t i = 0; i < p->count; i++) {
     const struct hg_path *pa = &p->paths[i];
     const struct hg_root *r = pa->root < g->root_count ? &g->roots[pa->root] : NULL;
-    if (a.json) {
+    if (s.a.json) {
       printf("%s{\"length\":%" PRIu32 ",\"root\":", i ? ",\n" : "\n", pa->length);
       if (r) {
         printf("{\"kind\":\"%s\",\"owner\":", hg_root_kind_name(r->kind));
@@ -100,11 +97,10 @@ int cmd_path(int argc, char **argv) {
       }
     }
   }
-  if (a.json) printf("]}\n");
+  if (s.a.json) printf("]}\n");
   st = 0;
 out:
   hg_paths_free(p);
-  cli_class_names_free(g, names);
-  hg_graph_free(g);
+  acli_close(&s);
   return st;
 }

@@ -66,7 +66,7 @@ int cmd_run(int argc, char **argv) {
   const struct cli_cmd cmd = {"run", "[--] PROGRAM [ARGS...]", 1, -1, opts, about, CLI_STOP_AT_ARG};
   int st = cli_parse(&cmd, argc, argv, &nargs);
   if (st >= 0) return st;
-  if (sig && hg_trigger_signal(sig) < 0) {
+  if (sig && _hg_trigger_signal(sig) < 0) {
     fprintf(stderr, "heapgraph run: signal '%s' cannot trigger a capture (USR1, USR2, RTMIN+n, RTMAX-n "
                     "except RTMIN+4; never one that would change how the program dies)\n", sig);
     return 2;

@@ -25,22 +25,20 @@ static void edge_row(const struct hg_graph *g, char **names, uint32_t e, uint32_
 }
 
 int cmd_show(int argc, char **argv) {
-  struct acli a;
-  int st = acli_parse(&a, "show", "FILE ADDR", "references shown each way (default 50)", about, sym_cli_opts, argc, argv);
+  struct acli_snap s;
+  int st = acli_open(&s, "show", "FILE ADDR", "references shown each way (default 50)", about, sym_cli_opts, argc,
+                     argv, 1);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 0 ? 50 : (uint32_t)a.limit, v = 0;
-  struct hg_graph *g = cli_load(argv[1], 0);
-  if (!g) return 1;
-  char **names = NULL;
+  struct hg_graph *g = s.g;
+  char **names = s.names;
+  uint32_t k = acli_limit(&s.a, 50), v = s.node;
   st = 1;
-  if (acli_node(g, "show", argv[2], &v)) goto out;
-  names = cli_class_names(g, a.mangled);
-  int rc = names ? hg_graph_build_reverse(g) : HG_ENOMEM;
+  int rc = hg_graph_build_reverse(g);
   if (rc) {
     fprintf(stderr, "heapgraph show: %s\n", hg_error_string(rc));
     goto out;
   }
-  if (a.json) {
+  if (s.a.json) {
     acli_show_json(stdout, g, names, NULL, v, 0, k);
     printf("\n");
     st = 0;
@@ -75,7 +73,6 @@ int cmd_show(int argc, char **argv) {
   if (nin > k) printf("  … %" PRIu32 " more (-n)\n", nin - k);
   st = 0;
 out:
-  cli_class_names_free(g, names);
-  hg_graph_free(g);
+  acli_close(&s);
   return st;
 }

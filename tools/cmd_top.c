@@ -28,20 +28,19 @@ static int by_retained(const void *a, const void *b) {
 }
 
 int cmd_top(int argc, char **argv) {
-  struct acli a;
-  int st = acli_parse(&a, "top", "FILE", "nodes and classes shown (default 20)", about, NULL, argc, argv);
+  struct acli_snap s;
+  int st = acli_open(&s, "top", "FILE", "nodes and classes shown (default 20)", about, NULL, argc, argv, 1);
   if (st >= 0) return st;
-  uint32_t k = a.limit < 0 ? 20 : (uint32_t)a.limit;
-  struct hg_graph *g = cli_load(argv[1], 0);
-  if (!g) return 1;
+  struct hg_graph *g = s.g;
+  char **names = s.names;
+  uint32_t k = acli_limit(&s.a, 20);
   struct hg_dominators *d = NULL;
   int rc = hg_dominators_compute(g, &d);
   uint32_t nc = g->class_count + 1;
   uint32_t *top = malloc(((size_t)k + 1) * sizeof *top);
   struct crow *rows = calloc(nc, sizeof *rows);
   uint64_t *cnt = calloc(nc, 8), *bytes = calloc(nc, 8), *ret = calloc(nc, 8);
-  char **names = cli_class_names(g, a.mangled);
-  if (!rc && (!top || !rows || !cnt || !bytes || !ret || !names)) rc = HG_ENOMEM;
+  if (!rc && (!top || !rows || !cnt || !bytes || !ret)) rc = HG_ENOMEM;
   if (!rc) rc = hg_class_retained(g, d, cnt, bytes, ret);
   if (rc) {
     fprintf(stderr, "heapgraph top: %s\n", hg_error_string(rc));
@@ -55,7 +54,7 @@ int cmd_top(int argc, char **argv) {
   if (nrows > k) nrows = k;
   uint64_t total = 0;
   for (uint32_t v = 0; v < g->node_count; v++) total += g->node_size[v];
-  if (a.json) {
+  if (s.a.json) {
     printf("{\"nodes_total\":%" PRIu32 ",\"bytes_total\":%" PRIu64 ",\"reachable_count\":%" PRIu32
            ",\"reachable_bytes\":%" PRIu64 ",\"nodes\":[",
            g->node_count, total, d->reachable_count, d->reachable_bytes);
@@ -95,8 +94,7 @@ out:
   free(cnt);
   free(bytes);
   free(ret);
-  cli_class_names_free(g, names);
   hg_dominators_free(d);
-  hg_graph_free(g);
+  acli_close(&s);
   return st;
 }

@@ -72,6 +72,17 @@ HG_NO_ASAN static int cap_read(void *ctx, uint64_t a, uint64_t *out) {
   return 0;
 }
 
+int _hg_cxx_discover(struct hg_cxx_set *s, struct hg_cxx_discovery *d) {
+  struct hg_cxx_discovery local;
+  if (!d) d = &local;
+  memset(d, 0, sizeof *d);
+  uint64_t t0 = _hg_now_ns();
+  int rc = _hg_plat_cxx_images(s, d);
+  _hg_cxx_set_seal(s);
+  d->ns = _hg_now_ns() - t0;
+  return rc;
+}
+
 static int cxx_prepare(struct hg_classify_reg *reg) {
   struct hg_cxx_set tmp;
   struct hg_cxx_discovery disc;

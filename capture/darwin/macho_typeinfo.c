@@ -1,10 +1,11 @@
 /*
  * macho_typeinfo.c — Darwin discovery of the process's C++ type_info
- * objects for the portable cxxabi/ set (_hg_cxx_discover): every image dyld
- * has loaded is opened in memory with machoparse (macho_open_loaded); its
- * readable segments (not __PAGEZERO, not the shared __LINKEDIT) are image
- * ranges, __DATA_CONST / __AUTH_CONST and the __const sections of __DATA /
- * __AUTH are where vtables may live; then machoparse's type_info iterator
+ * objects for the portable cxxabi/ set (_hg_plat_cxx_images, under
+ * _hg_cxx_discover): every image dyld has loaded is opened in memory with
+ * machoparse (macho_open_loaded); its readable segments (not __PAGEZERO,
+ * not the shared __LINKEDIT) are image ranges, __DATA_CONST / __AUTH_CONST
+ * and the __const sections of __DATA / __AUTH are where vtables may live;
+ * then machoparse's type_info iterator
  * (binds and chained fixups against the __cxxabiv1 class_type_info vtables)
  * gives each class type_info and its name.
  *
@@ -23,7 +24,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "capture/darwin/darwin.h"
@@ -89,12 +89,7 @@ static void declare_ranges(struct hg_cxx_set *s) {
   }
 }
 
-int _hg_cxx_discover(struct hg_cxx_set *s, struct hg_cxx_discovery *d) {
-  struct hg_cxx_discovery local;
-  if (!d) d = &local;
-  memset(d, 0, sizeof *d);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+int _hg_plat_cxx_images(struct hg_cxx_set *s, struct hg_cxx_discovery *d) {
   uint32_t count = _dyld_image_count();
   for (uint32_t i = 0; i < count; i++) /* every range first: names may cross images */
     if (open_image(i) == 0) declare_ranges(s);
@@ -112,8 +107,5 @@ int _hg_cxx_discover(struct hg_cxx_set *s, struct hg_cxx_discovery *d) {
     if (found == HG_ENOMEM || found == HG_ELIMIT) rc = found;
     else if (found > 0) d->images_symbolic++;
   }
-  _hg_cxx_set_seal(s);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  d->ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
   return rc;
 }

@@ -150,7 +150,7 @@ __attribute__((constructor)) static void agent_init(void) {
   }
   snprintf(pattern, sizeof pattern, "%s", out && *out ? out : "heapgraph-%p-%n.hgsnap");
   if (sig && *sig) {
-    int s = hg_trigger_signal(sig);
+    int s = _hg_trigger_signal(sig);
     if (s < 0) {
       fprintf(stderr, "heapgraph: HEAPGRAPH_SIGNAL='%s' cannot be used: allowed are USR1, USR2 and "
                       "RTMIN…RTMAX except RTMIN+4 (never a fault, termination or job-control signal); agent off\n", sig);

@@ -1,6 +1,7 @@
 /*
  * elf_typeinfo.c — Linux discovery of the process's C++ type_info objects,
- * feeding the portable set of cxxabi/ (see cxxabi.h, _hg_cxx_discover).
+ * feeding the portable set of cxxabi/ (_hg_plat_cxx_images, under
+ * _hg_cxx_discover: see cxxabi.h).
  *
  * For every loaded image (dl_iterate_phdr, one pass under the loader lock so
  * no image goes away while we read it) it declares the image's readable
@@ -28,7 +29,6 @@
 #include <elf.h>
 #include <link.h>
 #include <string.h>
-#include <time.h>
 
 #include "capture/platform.h"
 #include "cxxabi/cxxabi.h"
@@ -396,16 +396,8 @@ static int one_image(struct dl_phdr_info *info, size_t size, void *arg) {
   return w->rc ? 1 : 0;
 }
 
-int _hg_cxx_discover(struct hg_cxx_set *s, struct hg_cxx_discovery *d) {
-  struct hg_cxx_discovery local;
-  if (!d) d = &local;
-  memset(d, 0, sizeof *d);
-  struct timespec t0, t1;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+int _hg_plat_cxx_images(struct hg_cxx_set *s, struct hg_cxx_discovery *d) {
   struct walk w = {s, d, 0};
   dl_iterate_phdr(one_image, &w);
-  _hg_cxx_set_seal(s);
-  clock_gettime(CLOCK_MONOTONIC, &t1);
-  d->ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - t0.tv_nsec);
   return w.rc;
 }

@@ -149,7 +149,7 @@ static int setup(int sig) {
     madvise(m, MAX_SLOTS * sizeof(struct slot), MADV_DONTDUMP);
     slots = m;
   }
-  if (!hg_signal_usable(sig)) return HG_EINVAL; /* capture/signal_names.h */
+  if (!_hg_signal_usable(sig)) return HG_EINVAL; /* capture/signal_names.h */
   /* asked every capture: the program may have changed it since */
   struct sigaction sa, old;
   if (sigaction(sig, NULL, &old) != 0) return HG_EINVAL;

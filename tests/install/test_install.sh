@@ -1,8 +1,9 @@
 #!/bin/sh
 # test_install.sh — `make install` / `make uninstall` into a DESTDIR: the
 # header, both libraries (with SONAME libheapgraph.so.1 and only hg_* symbols
-# exported), heapgraph.pc and the CLI land where they should; a program built
-# against the installed copy via pkg-config links and runs; uninstall removes
+# exported; every hg_ symbol of the static library declared in the header),
+# heapgraph.pc and the CLI land where they should; a program built against
+# the installed copy via pkg-config links and runs; uninstall removes
 # everything it installed.
 set -u
 pass=0; fail=0
@@ -28,6 +29,12 @@ mallocs='^(malloc|calloc|realloc|free|posix_memalign|aligned_alloc|memalign|vall
 bad=$(printf '%s\n' "$syms" | grep -v '^hg_' | grep -v '^HEAPGRAPH_1$' | grep -Ev "$mallocs" | head -5)
 check "[ -z '$bad' ]" "only hg_* and the malloc family exported (found: $bad)"
 check "printf '%s\\n' \"\$syms\" | grep -qx hg_graph_load" "hg_graph_load exported"
+# the hg_ prefix is the public API's: an internal function is _hg_ (or
+# its component's own prefix), so every hg_ symbol the static library
+# defines is declared in the installed header
+undeclared=$(nm -g --defined-only "$d/lib/libheapgraph.a" 2>/dev/null | awk '$3 ~ /^hg_/ {print $3}' |
+  sort -u | while read -r s; do grep -qw "$s" "$d/include/heapgraph.h" || echo "$s"; done | head -5)
+check "[ -z '$undeclared' ]" "every hg_ symbol of libheapgraph.a is in heapgraph.h (not: $undeclared)"
 cflags=$(PKG_CONFIG_PATH=$d/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags heapgraph)
 libs=$(PKG_CONFIG_PATH=$d/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root pkg-config --libs heapgraph)
 cat > "$root/use.c" <<'SRC'
