@@ -39,6 +39,18 @@ static void *map(size_t n) {
   return p;
 }
 
+/* A live-map table: mapped and written once per page now, so that its pages
+ * are never the shared zero page. A lookup reading an untouched page would
+ * map the zero page, and the first write there would then replace it, which
+ * flushes the TLB of every CPU running one of the process's threads (an
+ * inter-processor interrupt per page, paid by the app's threads too). */
+static uint64_t *map_table(size_t n) {
+  uint8_t *p = map(n);
+  if (p)
+    for (size_t off = 0; off < n; off += 4096) p[off] = 0;
+  return (uint64_t *)p;
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 #define CPU_RELAX() __builtin_ia32_pause()
 #else
@@ -97,13 +109,15 @@ int _hg_rec_init(struct hg_rec *r, const struct hg_rec_config *cfg) {
   r->index_mask = isz - 1;
   r->arena_cap = cap * (sizeof(struct hg_rec_stack) + 16 * sizeof(uintptr_t));
   size_t index_b = (size_t)isz * 4, off_b = (size_t)(cap + 1) * 8, filt_b = (size_t)1 << FILTER_BITS;
-  r->fixed_bytes = index_b + off_b + filt_b + r->arena_cap;
+  size_t cnt_b = (size_t)(cap + 1) * sizeof(struct hg_rec_count);
+  r->fixed_bytes = index_b + off_b + filt_b + cnt_b + r->arena_cap;
   uint8_t *m = map(r->fixed_bytes);
   if (!m) return HG_ENOMEM;
   r->index = (uint32_t *)m;
   r->offsets = (uint64_t *)(m + index_b);
   r->filter = m + index_b + off_b;
-  r->arena = m + index_b + off_b + filt_b;
+  r->counts = (struct hg_rec_count *)(m + index_b + off_b + filt_b);
+  r->arena = m + index_b + off_b + filt_b + cnt_b; /* counts: charged per stack */
   /* the index, offsets and filter count in full (hashing touches every page) */
   r->mem = index_b + off_b + filt_b;
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -112,7 +126,7 @@ int _hg_rec_init(struct hg_rec *r, const struct hg_rec_config *cfg) {
   uint64_t shard_b = MAP_INITIAL * 8;
   for (unsigned i = 0; i < (1u << r->shard_bits); i++) {
     struct hg_rec_shard *s = &r->shards[i];
-    if (_hg_rec_reserve(r, shard_b) || !(s->slots = map(shard_b))) {
+    if (_hg_rec_reserve(r, shard_b) || !(s->slots = map_table(shard_b))) {
       _hg_rec_destroy(r);
       return HG_ENOMEM;
     }
@@ -133,6 +147,11 @@ void _hg_rec_destroy(struct hg_rec *r) {
 const struct hg_rec_stack *_hg_rec_stack(const struct hg_rec *r, uint32_t id) {
   if (id == 0 || id > _hg_rec_stack_count(r)) return NULL;
   return (const struct hg_rec_stack *)(r->arena + r->offsets[id]);
+}
+
+const struct hg_rec_count *_hg_rec_count(const struct hg_rec *r, uint32_t id) {
+  if (id == 0 || id > _hg_rec_stack_count(r)) return NULL;
+  return &r->counts[id];
 }
 
 static int same(const struct hg_rec_stack *s, uint64_t h, const uintptr_t *f, uint32_t n) {
@@ -165,7 +184,7 @@ uint32_t _hg_rec_intern(struct hg_rec *r, const uintptr_t *f, uint32_t n) {
   size_t need = sizeof(struct hg_rec_stack) + n * sizeof(uintptr_t);
   need = (need + 7) & ~(size_t)7;
   if (r->stack_count + 1 >= r->stack_cap || r->arena_used + need > r->arena_cap ||
-      _hg_rec_reserve(r, need))
+      _hg_rec_reserve(r, need + sizeof(struct hg_rec_count)))
     goto out;
   struct hg_rec_stack *s = (struct hg_rec_stack *)(r->arena + r->arena_used);
   s->hash = h;
@@ -264,7 +283,7 @@ static inline uint64_t step(uint64_t i, uint64_t cap) { return i + 1 == cap ? 0 
 static int grow(struct hg_rec *r, struct hg_rec_shard *s) {
   uint64_t ncap = s->cap + s->cap / 2, nb = ncap * 8;
   if (_hg_rec_reserve(r, nb)) return -1;
-  uint64_t *ns = map(nb);
+  uint64_t *ns = map_table(nb);
   if (!ns) {
     __atomic_fetch_sub(&r->mem, nb, __ATOMIC_RELAXED);
     __atomic_store_n(&r->status, 1u, __ATOMIC_RELAXED);
@@ -287,7 +306,7 @@ static int grow(struct hg_rec *r, struct hg_rec_shard *s) {
 }
 
 static inline void count(struct hg_rec *r, uint32_t id, uint64_t size, int sign) {
-  struct hg_rec_stack *s = (struct hg_rec_stack *)(r->arena + r->offsets[id]);
+  struct hg_rec_count *s = &r->counts[id];
   uint64_t c = HG_REC_FX, b = size;
   if (r->sample_bytes) _hg_rec_weight(r->sample_bytes, size, &c, &b);
   if (sign > 0) {

@@ -28,13 +28,20 @@
 #define HG_REC_STACK_ID_BITS 21u   /* stack ids 1 .. 2^21-1                  */
 #define HG_REC_FX 65536u           /* fixed point of per-stack counts        */
 
+/* A stack's identity: read by every allocation (interning), written once. */
 struct hg_rec_stack {
   uint64_t hash;
-  uint64_t count_fx;       /* live blocks * HG_REC_FX (estimate when sampled) */
-  uint64_t bytes;          /* live bytes (estimate when sampled)              */
   uint32_t nframes;
   uint32_t pad;
   uintptr_t frames[];
+};
+
+/* A stack's live figures: written by every add and remove, kept apart from
+ * the identities so that the thread applying updates does not take the
+ * cache lines the allocating threads read. */
+struct hg_rec_count {
+  uint64_t count_fx;       /* live blocks * HG_REC_FX (estimate when sampled) */
+  uint64_t bytes;          /* live bytes (estimate when sampled)              */
 };
 
 struct hg_rec_shard {
@@ -55,7 +62,6 @@ struct hg_rec {
   uint64_t sample_bytes;   /* 0: every block; else mean bytes between samples */
   uint64_t mem;            /* tracking bytes in use (atomic)                  */
   uint64_t dropped;        /* blocks not recorded (atomic)                    */
-  uint64_t live;           /* blocks in the live map (atomic)                 */
   uint32_t shard_bits;     /* shards in use: 1 << shard_bits (from the CPU
                               count: 2 per CPU, 4 to 64)                      */
   /* stack table */
@@ -65,13 +71,17 @@ struct hg_rec {
   uint32_t index_mask;
   uint32_t *index;         /* open addressing: stack ids, 0 empty             */
   uint64_t *offsets;       /* id -> byte offset of its record in the arena    */
+  struct hg_rec_count *counts; /* id -> live figures                          */
   uint8_t *arena;
   uint64_t arena_used, arena_cap;
   size_t fixed_bytes;      /* the mappings above                              */
   uint8_t *filter;         /* sampled mode: live blocks per address-hash
                               bucket (a counting filter: 0 = certainly not
                               recorded; 255 sticks)                          */
-  struct hg_rec_shard shards[HG_REC_SHARDS];
+  /* written on every add and remove: off the lines above, which every
+   * allocation reads */
+  _Alignas(64) uint64_t live; /* blocks in the live map (atomic)            */
+  _Alignas(64) struct hg_rec_shard shards[HG_REC_SHARDS];
   struct hg_rq *queue;     /* full tracking on Linux: live-map updates go
                               through this queue (alloc_queue.h), else NULL  */
 };
@@ -92,6 +102,8 @@ void _hg_rec_destroy(struct hg_rec *r);
 uint32_t _hg_rec_intern(struct hg_rec *r, const uintptr_t *frames, uint32_t n);
 /* Stack record of id (1..count), or NULL. Lock-free. */
 const struct hg_rec_stack *_hg_rec_stack(const struct hg_rec *r, uint32_t id);
+/* Live figures of stack id (1..count), or NULL. Lock-free (atomic loads). */
+const struct hg_rec_count *_hg_rec_count(const struct hg_rec *r, uint32_t id);
 static inline uint32_t _hg_rec_stack_count(const struct hg_rec *r) {
   return __atomic_load_n(&r->stack_count, __ATOMIC_ACQUIRE);
 }

@@ -110,8 +110,9 @@ int _hg_stacks_write(struct hg_cap *c) {
   for (uint32_t id = 1; id <= ns; id++) {
     const struct hg_rec_stack *s = _hg_rec_stack(r, id);
     for (uint32_t k = 0; k < s->nframes; k++) fr[k] = frame_of(c, nim, s->frames[k]);
-    uint64_t cfx = __atomic_load_n(&s->count_fx, __ATOMIC_RELAXED);
-    struct hg_stack st = {(cfx + HG_REC_FX / 2) / HG_REC_FX, __atomic_load_n(&s->bytes, __ATOMIC_RELAXED),
+    const struct hg_rec_count *cnt = _hg_rec_count(r, id);
+    uint64_t cfx = __atomic_load_n(&cnt->count_fx, __ATOMIC_RELAXED);
+    struct hg_stack st = {(cfx + HG_REC_FX / 2) / HG_REC_FX, __atomic_load_n(&cnt->bytes, __ATOMIC_RELAXED),
                           s->nframes, fr};
     if ((rc = hg_writer_stack(c->w, &st))) return rc;
   }

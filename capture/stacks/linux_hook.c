@@ -67,46 +67,6 @@
 
 #ifdef HG_NO_HOOK
 
-/* The recorder's own thread: drains the update queue in big batches (at
- * least 512 events, or whatever is left after a few idle naps), so that
- * each batch's map misses overlap and it rarely shares a cache line with a
- * producer; when there is nothing to do it naps longer and longer (50 us up
- * to 3.2 ms: a full ring is drained by its producers anyway). In a fork
- * child it does not exist and producers drain the ring when it fills. */
-static void *drainer(void *arg) {
-  (void)arg;
-  in_hook = 1;
-  unsigned idle = 0;
-  for (;;) {
-    uint64_t p = _hg_rq_pending(&rq);
-    if (p >= 512 || (p && idle >= 4)) {
-      _hg_rq_drain(&rq, &rec, p);
-      idle = 0;
-      continue;
-    }
-    idle++;
-    struct timespec ts = {0, 50000L << (idle < 12 ? idle / 2 : 6)};
-    nanosleep(&ts, NULL);
-  }
-  return NULL;
-}
-
-/* Full tracking: the queue and its thread (HEAPGRAPH_STACKS_QUEUE=0: every
- * update on the allocating thread). Without the thread, producers drain. */
-static void start_queue(void) {
-  const char *e = getenv("HEAPGRAPH_STACKS_QUEUE");
-  if (sample_T || (e && !strcmp(e, "0")) || _hg_rq_init(&rq, &rec, 16)) return;
-  rec.queue = &rq;
-  queued = 1;
-  pthread_t t;
-  pthread_attr_t a;
-  if (pthread_attr_init(&a)) return;
-  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&a, 64u << 10);
-  if (pthread_create(&t, &a, drainer, NULL) == 0) pthread_setname_np(t, "heapgraph-rec");
-  pthread_attr_destroy(&a);
-}
-
 int hg_stacks_start(const struct hg_stacks_options *o) {
   (void)o;
   return HG_EUNSUPPORTED;
@@ -347,25 +307,25 @@ static void fork_child(void) {
   __atomic_store_n(&rq.lock, 0, __ATOMIC_RELEASE);
 }
 
-/* The recorder's own thread: drains the update queue a batch at a time;
- * when there is nothing to do it sleeps longer and longer (50 us up to
- * 10 ms: a full ring is drained by its producers anyway). In a fork child it
- * does not exist and producers drain the ring when it fills. */
+/* The recorder's own thread: drains the update queue in big batches (at
+ * least 512 events, or whatever is left after a few idle naps), so that
+ * each batch's map misses overlap and it rarely shares a cache line with a
+ * producer; when there is nothing to do it naps longer and longer (50 us up
+ * to 3.2 ms: a full ring is drained by its producers anyway). In a fork
+ * child it does not exist and producers drain the ring when it fills. */
 static void *drainer(void *arg) {
   (void)arg;
   in_hook = 1;
   unsigned idle = 0;
   for (;;) {
-    if (_hg_rq_drain(&rq, &rec, 4096)) {
+    uint64_t p = _hg_rq_pending(&rq);
+    if (p >= 512 || (p && idle >= 4)) {
+      _hg_rq_drain(&rq, &rec, p);
       idle = 0;
       continue;
     }
-    if (++idle < 16) {
-      sched_yield();
-      continue;
-    }
-    long ns = 50000L << (idle < 24 ? (idle - 16) : 8);
-    struct timespec ts = {0, ns < 10000000L ? ns : 10000000L};
+    idle++;
+    struct timespec ts = {0, 50000L << (idle < 12 ? idle / 2 : 6)};
     nanosleep(&ts, NULL);
   }
   return NULL;

@@ -32,8 +32,8 @@ static void test_order(void) {
   CHECK_EQ_U(_hg_rec_lookup(&R, 0x1000), 0);
   CHECK_EQ_U(_hg_rq_drain(&Q, &R, UINT64_MAX), 1);
   CHECK_EQ_U(_hg_rec_lookup(&R, 0x1000), b);
-  CHECK_EQ_U(_hg_rec_stack(&R, a)->count_fx, 0);
-  CHECK_EQ_U(_hg_rec_stack(&R, b)->bytes, 48);
+  CHECK_EQ_U(_hg_rec_count(&R, a)->count_fx, 0);
+  CHECK_EQ_U(_hg_rec_count(&R, b)->bytes, 48);
   /* 100 pushes through 16 slots: producers drain the full ring themselves */
   for (uintptr_t i = 0; i < 100; i++) _hg_rq_push(&Q, &R, HG_RQ_ADD, 0x100000 + i * 16, 16, a);
   CHECK(Q.self_drains > 0);
@@ -41,7 +41,7 @@ static void test_order(void) {
   _hg_rq_drain(&Q, &R, UINT64_MAX);
   CHECK_EQ_U(_hg_rq_pending(&Q), 0);
   CHECK_EQ_U(R.live, 101);
-  CHECK_EQ_U(_hg_rec_stack(&R, a)->count_fx, 100 * HG_REC_FX);
+  CHECK_EQ_U(_hg_rec_count(&R, a)->count_fx, 100 * HG_REC_FX);
   /* the drain lock is never waited for */
   _hg_rq_push(&Q, &R, HG_RQ_REMOVE, 0x100000, 16, 0);
   Q.lock = 1;
@@ -67,8 +67,8 @@ static void test_reservation(void) {
   _hg_rq_fill(&Q, t, HG_RQ_REMOVE, 0x2000, 32, 0);
   CHECK_EQ_U(_hg_rq_drain(&Q, &R, UINT64_MAX), 2);
   CHECK_EQ_U(_hg_rec_lookup(&R, 0x2000), b);
-  CHECK_EQ_U(_hg_rec_stack(&R, a)->count_fx, 0);
-  CHECK_EQ_U(_hg_rec_stack(&R, b)->count_fx, HG_REC_FX);
+  CHECK_EQ_U(_hg_rec_count(&R, a)->count_fx, 0);
+  CHECK_EQ_U(_hg_rec_count(&R, b)->count_fx, HG_REC_FX);
   t = _hg_rq_reserve(&Q, &R); /* a failed realloc */
   _hg_rq_fill(&Q, t, HG_RQ_NOP, 0x2000, 64, 0);
   CHECK_EQ_U(_hg_rq_drain(&Q, &R, UINT64_MAX), 1);
@@ -165,8 +165,8 @@ static void test_threads(void) {
   int wrong = 0;
   for (unsigned t = 0; t < THREADS; t++) {
     total += held[t].n;
-    CHECK_EQ_U(_hg_rec_stack(&R, ids[t])->count_fx, (uint64_t)held[t].n * HG_REC_FX);
-    CHECK_EQ_U(_hg_rec_stack(&R, ids[t])->bytes, (uint64_t)held[t].n * (16 + t));
+    CHECK_EQ_U(_hg_rec_count(&R, ids[t])->count_fx, (uint64_t)held[t].n * HG_REC_FX);
+    CHECK_EQ_U(_hg_rec_count(&R, ids[t])->bytes, (uint64_t)held[t].n * (16 + t));
     for (unsigned k = 0; k < held[t].n; k++) wrong += _hg_rec_lookup(&R, held[t].addr[k]) != ids[t];
   }
   CHECK_EQ_U(R.live, total);

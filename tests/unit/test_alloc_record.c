@@ -52,8 +52,8 @@ static void test_map(void) {
       CHECK(!"lookup after removals");
       break;
     }
-  CHECK_EQ_U(_hg_rec_stack(&R, s1)->count_fx, left1 * HG_REC_FX);
-  CHECK_EQ_U(_hg_rec_stack(&R, s2)->bytes, left2 * 40);
+  CHECK_EQ_U(_hg_rec_count(&R, s1)->count_fx, left1 * HG_REC_FX);
+  CHECK_EQ_U(_hg_rec_count(&R, s2)->bytes, left2 * 40);
   /* tracking memory per live block (8-byte slots, load 1/2..3/4 once grown) */
   uint64_t map_b = 0;
   for (unsigned i = 0; i < HG_REC_SHARDS; i++) map_b += R.shards[i].cap * 8;
@@ -86,7 +86,7 @@ static void test_threads(void) {
   for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
   CHECK_EQ_U(R.live, 4000);
   for (int i = 0; i < 4; i++) {
-    CHECK_EQ_U(_hg_rec_stack(&R, a[i].id)->count_fx, 1000 * HG_REC_FX);
+    CHECK_EQ_U(_hg_rec_count(&R, a[i].id)->count_fx, 1000 * HG_REC_FX);
     CHECK_EQ_U(_hg_rec_lookup(&R, a[i].base + 999 * 16), a[i].id);
   }
   _hg_rec_destroy(&R);
@@ -103,7 +103,7 @@ static void test_budget(void) {
   CHECK_EQ_U(R.status, 1);
   CHECK(R.dropped > 0 && ok + R.dropped == 1000000);
   CHECK(_hg_rec_mem(&R) <= cfg.budget);
-  CHECK_EQ_U(_hg_rec_stack(&R, id)->count_fx, ok * HG_REC_FX);
+  CHECK_EQ_U(_hg_rec_count(&R, id)->count_fx, ok * HG_REC_FX);
   /* stacks too: interning fails cleanly once the table is full */
   uint32_t last = 1;
   for (uintptr_t i = 2; i < 100000 && last; i++) last = _hg_rec_intern(&R, &i, 1);
