@@ -171,7 +171,10 @@ static inline void before_free(void *p) {
   /* frees are removed even from inside the hook: the block may be recorded;
    * queued before the block goes back to glibc (alloc_queue.h: order) */
   if (queued) {
-    _hg_rq_push(&rq, &rec, HG_RQ_REMOVE, (uintptr_t)p, malloc_usable_size(p), 0);
+    /* the ticket first: its locked add would otherwise wait for the chunk
+     * header's cache miss, which can then overlap with what follows */
+    uint64_t t = _hg_rq_reserve(&rq, &rec);
+    _hg_rq_fill(&rq, t, HG_RQ_REMOVE, (uintptr_t)p, malloc_usable_size(p), 0);
     return;
   }
   _hg_rec_prefetch(&rec, (uintptr_t)p); /* overlaps with the chunk header's miss */
