@@ -13,6 +13,8 @@
 
 #define BATCH 16u /* events whose map slots are prefetched together */
 
+static uint64_t drain(struct hg_rq *q, struct hg_rec *r, uint64_t max, int pausable);
+
 int _hg_rq_init(struct hg_rq *q, struct hg_rec *r, unsigned order) {
   memset(q, 0, sizeof *q);
   uint64_t n = 1ull << order, bytes = n * sizeof(struct hg_rq_slot);
@@ -33,7 +35,9 @@ uint64_t _hg_rq_reserve(struct hg_rq *q, struct hg_rec *r) {
   struct hg_rq_slot *s = &q->slots[t & q->mask];
   while (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != t) {
     /* the ring is full: help instead of waiting for the recorder's thread */
-    if (_hg_rq_drain(q, r, q->mask + 1)) __atomic_fetch_add(&q->self_drains, 1, __ATOMIC_RELAXED);
+    /* not paused by a capture: the capturing thread's own allocations may
+     * be the ones waiting (a thread caught draining is retried, rarely) */
+    if (drain(q, r, q->mask + 1, 0)) __atomic_fetch_add(&q->self_drains, 1, __ATOMIC_RELAXED);
     else sched_yield(); /* another thread drains, or an earlier ticket is being filled */
   }
   return t;
@@ -51,9 +55,11 @@ static void apply(struct hg_rec *r, const struct hg_rq_slot *s) {
 /* Applies up to max events from the tail, the caller holding the lock. A
  * slot not published yet ends the run, or with orphans set (a fork child:
  * its owner does not exist there) counts as a no-op. */
-static uint64_t drain_locked(struct hg_rq *q, struct hg_rec *r, uint64_t max, int orphans) {
+static uint64_t drain_locked(struct hg_rq *q, struct hg_rec *r, uint64_t max, int orphans, int pausable) {
   uint64_t c = q->tail, done = 0, head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
   while (done < max) {
+    /* a capture waits for the lock: let it go within one batch */
+    if (pausable && __atomic_load_n(&q->pause, __ATOMIC_ACQUIRE)) break;
     /* the published run from c, at most one batch */
     uint32_t k = 0;
     int nop[BATCH];
@@ -80,13 +86,20 @@ static uint64_t drain_locked(struct hg_rq *q, struct hg_rec *r, uint64_t max, in
   return done;
 }
 
-uint64_t _hg_rq_drain(struct hg_rq *q, struct hg_rec *r, uint64_t max) {
+static uint64_t drain(struct hg_rq *q, struct hg_rec *r, uint64_t max, int pausable) {
   if (__atomic_exchange_n(&q->lock, 1, __ATOMIC_ACQUIRE)) return 0;
-  uint64_t done = drain_locked(q, r, max, 0);
+  uint64_t done = drain_locked(q, r, max, 0, pausable);
   __atomic_store_n(&q->lock, 0, __ATOMIC_RELEASE);
   return done;
 }
 
+uint64_t _hg_rq_drain(struct hg_rq *q, struct hg_rec *r, uint64_t max) {
+  if (__atomic_load_n(&q->pause, __ATOMIC_ACQUIRE)) return 0;
+  return drain(q, r, max, 1);
+}
+
+uint64_t _hg_rq_flush(struct hg_rq *q, struct hg_rec *r) { return drain(q, r, UINT64_MAX, 0); }
+
 void _hg_rq_after_fork_child(struct hg_rq *q, struct hg_rec *r) {
-  drain_locked(q, r, UINT64_MAX, 1);
+  drain_locked(q, r, UINT64_MAX, 1, 0);
 }

@@ -44,6 +44,9 @@ struct hg_rq {
   uint64_t head __attribute__((aligned(64))); /* next ticket (producers)    */
   uint64_t tail __attribute__((aligned(64))); /* next event to apply (lock) */
   int lock;                                   /* held while draining        */
+  int pause;             /* a capture is coming: the recorder's thread stops
+                            at the next batch and starts none (producers on
+                            a full ring and _hg_rq_flush still drain)      */
   uint64_t mask;
   struct hg_rq_slot *slots;
   uint64_t drained;      /* events applied (atomic)                         */
@@ -72,9 +75,13 @@ static inline void _hg_rq_push(struct hg_rq *q, struct hg_rec *r, unsigned op, u
   _hg_rq_fill(q, _hg_rq_reserve(q, r), op, addr, size, id);
 }
 
-/* Applies up to max published events in order, if the drain lock is free
- * (never waits for it). Returns how many were applied. */
+/* The recorder's thread: applies up to max published events in order, if
+ * the drain lock is free (never waits for it) and no capture asked for a
+ * pause. Returns how many were applied. */
 uint64_t _hg_rq_drain(struct hg_rq *q, struct hg_rec *r, uint64_t max);
+/* The capture's drain, every other thread frozen: all published events,
+ * pause or not; 0 when the lock is held (a thread frozen while draining). */
+uint64_t _hg_rq_flush(struct hg_rq *q, struct hg_rec *r);
 /* In a fork child, with the drain lock held (taken before the fork): applies
  * every published event and drops the reservations of threads that do not
  * exist in the child, so the ring never waits for them. */

@@ -339,9 +339,9 @@ int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id) {
     if (!cur) break;
     if ((cur >> HG_REC_STACK_ID_BITS) == key) { /* stale entry (a free we missed) */
       __atomic_store_n(&s->slots[i], v, __ATOMIC_RELAXED);
-      spin_unlock(&s->lock);
       count(r, (uint32_t)(cur & ID_MASK), size, -1); /* best effort: size unknown */
       count(r, id, size, +1);
+      spin_unlock(&s->lock);
       return 0;
     }
   }
@@ -349,9 +349,11 @@ int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id) {
   s->used++;
   if (r->sample_bytes && *bucket(r, h) < 255) /* 255 sticks: "maybe" forever */
     __atomic_store_n(bucket(r, h), (uint8_t)(*bucket(r, h) + 1), __ATOMIC_RELAXED);
-  spin_unlock(&s->lock);
+  /* the figures change with the map, under its lock: a capture that finds
+   * no shard lock held sees them agree (_hg_stacks_busy) */
   __atomic_fetch_add(&r->live, 1, __ATOMIC_RELAXED);
   count(r, id, size, +1);
+  spin_unlock(&s->lock);
   return 0;
 }
 
@@ -387,10 +389,10 @@ uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size) {
   s->used--;
   if (r->sample_bytes && *bucket(r, h) < 255)
     __atomic_store_n(bucket(r, h), (uint8_t)(*bucket(r, h) - 1), __ATOMIC_RELAXED);
-  spin_unlock(&s->lock);
   __atomic_fetch_sub(&r->live, 1, __ATOMIC_RELAXED);
   uint32_t id = (uint32_t)(v & ID_MASK);
   count(r, id, size, -1);
+  spin_unlock(&s->lock);
   return id;
 }
 

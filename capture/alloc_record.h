@@ -162,10 +162,13 @@ int _hg_stacks_write(struct hg_cap *c);
  * caller's re-entrancy guard must be set. 0 or HG_E*. */
 struct hg_stacks_options;
 int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o);
-/* For a capture, with every other thread frozen: 1 while the recorder's
- * update queue is being drained by a thread (the capture thaws and retries,
- * as for a held allocator lock); _hg_stacks_flush then applies every queued
- * update (those of a thread frozen mid-push stay queued). */
+/* For a capture: _hg_stacks_pause(1) before the freeze makes the recorder's
+ * update queue stop being drained within one batch (0 after the capture).
+ * With every other thread frozen, _hg_stacks_busy says 1 while a thread was
+ * caught draining or inside a live-map update (the capture thaws and
+ * retries, as for a held allocator lock); _hg_stacks_flush then applies every queued update (those of a
+ * thread frozen mid-push stay queued). */
+void _hg_stacks_pause(int on);
 int _hg_stacks_busy(void);
 void _hg_stacks_flush(void);
 

@@ -50,12 +50,22 @@ int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o) {
 
 int _hg_stacks_busy(void) {
   struct hg_rec *r = __atomic_load_n(&_hg_rec_global, __ATOMIC_ACQUIRE);
-  return r && r->queue && __atomic_load_n(&r->queue->lock, __ATOMIC_ACQUIRE);
+  if (!r) return 0;
+  if (r->queue && __atomic_load_n(&r->queue->lock, __ATOMIC_ACQUIRE)) return 1;
+  /* a thread caught between a map update and its per-stack figures */
+  for (unsigned i = 0; i < (1u << r->shard_bits); i++)
+    if (__atomic_load_n(&r->shards[i].lock, __ATOMIC_ACQUIRE)) return 1;
+  return 0;
 }
 
 void _hg_stacks_flush(void) {
   struct hg_rec *r = __atomic_load_n(&_hg_rec_global, __ATOMIC_ACQUIRE);
-  if (r && r->queue) _hg_rq_drain(r->queue, r, UINT64_MAX);
+  if (r && r->queue) _hg_rq_flush(r->queue, r);
+}
+
+void _hg_stacks_pause(int on) {
+  struct hg_rec *r = __atomic_load_n(&_hg_rec_global, __ATOMIC_ACQUIRE);
+  if (r && r->queue) __atomic_store_n(&r->queue->pause, on, __ATOMIC_RELEASE);
 }
 
 #define MAX_IMAGES 8192u

@@ -341,7 +341,9 @@ int hg_capture(const char *path, const struct hg_options *o) {
   _hg_scratch_init(&c->scratch, o->scratch_limit ? o->scratch_limit : DEFAULT_SCRATCH_LIMIT);
   c->t_start = t_start;
 
+  _hg_stacks_pause(1); /* the recorder's queue: no drain caught mid-batch */
   int rc = run(c, path);
+  _hg_stacks_pause(0);
 
   struct hg_capture_stats st;
   memset(&st, 0, sizeof st);

@@ -322,8 +322,8 @@ static void *drainer(void *arg) {
   unsigned idle = 0;
   for (;;) {
     uint64_t p = _hg_rq_pending(&rq);
-    if (p >= 512 || (p && idle >= 4)) {
-      _hg_rq_drain(&rq, &rec, p);
+    /* nothing drained: the lock is taken, or a capture asked for a pause */
+    if ((p >= 512 || (p && idle >= 4)) && _hg_rq_drain(&rq, &rec, p)) {
       idle = 0;
       continue;
     }

@@ -3,9 +3,13 @@
  * libheapgraph_stacks.a (the interposer) and libheapgraph.a, hg_stacks_start
  * with a large-allocation callback, hg_capture, then the snapshot read back:
  * the known site's live count, a freed site absent, the callback called on
- * the monitor thread (not the allocating one) with the stack.
+ * the monitor thread (not the allocating one) with the stack. Then captures
+ * taken while another thread allocates and frees without pause: however the
+ * thread and the recorder's update queue are caught, each stack's live
+ * count equals the number of nodes carrying it.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -83,7 +87,71 @@ static void test_inproc(void) {
   hg_graph_free(g);
 }
 
+static volatile int stop;
+__attribute__((noinline)) void *inproc_churn(size_t n) {
+  void *p = malloc(n);
+  __asm__ volatile("" ::: "memory"); /* no tail call: this frame stays */
+  return p;
+}
+
+static void *churn(void *arg) {
+  (void)arg;
+  void *ring[4096] = {0};
+  for (unsigned i = 0; !__atomic_load_n(&stop, __ATOMIC_ACQUIRE); i++) {
+    free(ring[i % 4096]);
+    ring[i % 4096] = inproc_churn(16 + i % 200);
+  }
+  for (unsigned i = 0; i < 4096; i++) free(ring[i]);
+  return NULL;
+}
+
+static void test_capture_while_allocating(void) {
+  pthread_t t;
+  REQUIRE(pthread_create(&t, NULL, churn, NULL) == 0);
+  usleep(20000);
+  for (int round = 0; round < 6; round++) {
+    char path[] = "/tmp/hg_inproc.XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    struct hg_options o;
+    hg_options_init(&o);
+    o.mode = round % 2 ? HG_MODE_SUSPEND : HG_MODE_FORK;
+    int rc = hg_capture(path, &o);
+    if (rc) fprintf(stderr, "mode %d: %s\n", o.mode, hg_error_string(rc));
+    CHECK_EQ_U(rc, 0);
+    struct hg_load_error e;
+    struct hg_graph *g = rc ? NULL : hg_graph_load(path, &e);
+    unlink(path);
+    if (!g) continue;
+    uint64_t *per = calloc(g->stack_count + 1, sizeof *per);
+    REQUIRE(per);
+    for (uint32_t n = 0; n < g->node_count; n++)
+      if (g->node_stack[n] && g->node_stack[n] <= g->stack_count) per[g->node_stack[n]]++;
+    uint32_t wrong = 0;
+    uint64_t churned = 0;
+    uintptr_t c = (uintptr_t)inproc_churn;
+    for (uint32_t id = 1; id <= g->stack_count; id++) {
+      const struct hg_stack *s = &g->stacks[id - 1];
+      const struct hg_stack_frame *f = s->frame_count ? &s->frames[0] : NULL;
+      uintptr_t pc = !f ? 0 : f->image == HG_NO_OWNER ? f->offset : g->images[f->image].load_addr + f->offset;
+      if (!(pc > c && pc - c < 64)) continue;
+      if (s->count != per[id]) fprintf(stderr, "mode %d stack %u: count %llu, nodes %llu\n", o.mode, id, (unsigned long long)s->count, (unsigned long long)per[id]);
+      wrong += s->count != per[id];
+      churned += s->count;
+    }
+    CHECK_EQ_U(wrong, 0);
+    if (!(churned > 3000 && churned <= 4096)) fprintf(stderr, "churned %llu\n", (unsigned long long)churned);
+    CHECK(churned > 3000 && churned <= 4096); /* the ring, less the few in flight */
+    free(per);
+    hg_graph_free(g);
+  }
+  __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+  pthread_join(t, NULL);
+}
+
 int main(void) {
   RUN(test_inproc);
+  RUN(test_capture_while_allocating);
   return hg_test_done();
 }
