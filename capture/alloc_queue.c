@@ -18,10 +18,10 @@ static uint64_t drain(struct hg_rq *q, struct hg_rec *r, uint64_t max, int pausa
 int _hg_rq_init(struct hg_rq *q, struct hg_rec *r, unsigned order) {
   memset(q, 0, sizeof *q);
   uint64_t n = 1ull << order, bytes = n * sizeof(struct hg_rq_slot);
-  if (_hg_rec_reserve(r, bytes)) return HG_ENOMEM;
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
-    __atomic_fetch_sub(&r->mem, bytes, __ATOMIC_RELAXED);
+  if (p == MAP_FAILED) return HG_ENOMEM;
+  if (_hg_rec_reserve(r, bytes)) {
+    munmap(p, bytes);
     return HG_ENOMEM;
   }
   q->slots = p;
@@ -34,9 +34,9 @@ uint64_t _hg_rq_reserve(struct hg_rq *q, struct hg_rec *r) {
   uint64_t t = __atomic_fetch_add(&q->head, 1, __ATOMIC_RELAXED);
   struct hg_rq_slot *s = &q->slots[t & q->mask];
   while (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) != t) {
-    /* the ring is full: help instead of waiting for the recorder's thread */
-    /* not paused by a capture: the capturing thread's own allocations may
-     * be the ones waiting (a thread caught draining is retried, rarely) */
+    /* the ring is full: help instead of waiting for the recorder's thread,
+     * even during a capture's pause (the capturing thread's own allocations
+     * may be the ones waiting; a thread caught draining is retried) */
     if (drain(q, r, q->mask + 1, 0)) __atomic_fetch_add(&q->self_drains, 1, __ATOMIC_RELAXED);
     else sched_yield(); /* another thread drains, or an earlier ticket is being filled */
   }
@@ -82,7 +82,6 @@ static uint64_t drain_locked(struct hg_rq *q, struct hg_rec *r, uint64_t max, in
     done += k;
     __atomic_store_n(&q->tail, c, __ATOMIC_RELEASE);
   }
-  __atomic_fetch_add(&q->drained, done, __ATOMIC_RELAXED);
   return done;
 }
 

@@ -22,7 +22,7 @@
  * says which ticket it waits for and when it is published), 2^order slots of
  * 32 bytes. A producer never waits for the recorder's thread: when its slot
  * is still full it drains a batch itself. Draining holds one lock; a capture
- * only tries it (never waits) and reports the events it could not apply.
+ * only tries it (never waits): events it cannot apply stay queued.
  */
 #ifndef HG_ALLOC_QUEUE_H
 #define HG_ALLOC_QUEUE_H
@@ -49,7 +49,6 @@ struct hg_rq {
                             a full ring and _hg_rq_flush still drain)      */
   uint64_t mask;
   struct hg_rq_slot *slots;
-  uint64_t drained;      /* events applied (atomic)                         */
   uint64_t self_drains;  /* batches drained by producers on a full ring     */
 };
 

@@ -231,7 +231,7 @@ void _hg_rec_weight(uint64_t T, uint64_t size, uint64_t *count_fx, uint64_t *byt
 }
 
 int64_t _hg_rec_gap(uint64_t *rng, uint64_t T) {
-  uint64_t x = *rng ? *rng : 0x9e3779b97f4a7c15ull;
+  uint64_t x = *rng ? *rng : (uint64_t)(uintptr_t)rng * 0x9e3779b97f4a7c15ull | 1;
   x ^= x << 13;
   x ^= x >> 7;
   x ^= x << 17;

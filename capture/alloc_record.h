@@ -133,7 +133,8 @@ void _hg_rec_weight(uint64_t T, uint64_t size, uint64_t *count_fx, uint64_t *byt
 /* Bytes to the next sample: exponentially distributed with mean T (so each
  * byte is a sampling point with probability 1/T, independently: the
  * p = 1 - exp(-size/T) above holds), from the caller's xorshift state *rng
- * (per thread; 0 is replaced by a fixed seed). At least 1. No libm. */
+ * (per thread; 0 is first seeded from the state's own address, so threads
+ * differ). At least 1. No libm. */
 int64_t _hg_rec_gap(uint64_t *rng, uint64_t T);
 
 /* Counts n more bytes of tracking memory; -1 (and status "budget
@@ -163,11 +164,11 @@ int _hg_stacks_write(struct hg_cap *c);
 struct hg_stacks_options;
 int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o);
 /* For a capture: _hg_stacks_pause(1) before the freeze makes the recorder's
- * update queue stop being drained within one batch (0 after the capture).
- * With every other thread frozen, _hg_stacks_busy says 1 while a thread was
- * caught draining or inside a live-map update (the capture thaws and
- * retries, as for a held allocator lock); _hg_stacks_flush then applies every queued update (those of a
- * thread frozen mid-push stay queued). */
+ * thread stop draining the update queue within one batch (0 after the
+ * capture). With every other thread frozen, _hg_stacks_busy says 1 while a
+ * thread was caught draining or inside a live-map update (the capture thaws
+ * and retries, as for a held allocator lock); _hg_stacks_flush then applies
+ * every queued update (those of a thread frozen mid-push stay queued). */
 void _hg_stacks_pause(int on);
 int _hg_stacks_busy(void);
 void _hg_stacks_flush(void);

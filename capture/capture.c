@@ -279,8 +279,9 @@ static int freeze_when_quiet(struct hg_cap *c) {
     c->t_freeze = _hg_now_ns();
     int rc = _hg_plat_freeze(c);
     if (rc) return rc;
-    /* a thread frozen while it applies queued allocation-stack updates
-     * counts as a busy heap: the capture would read a half-applied batch */
+    /* a thread frozen while it updates the allocation-stack tables (a
+     * queue batch, a live-map shard) counts as a busy heap: the capture
+     * would read figures that disagree with the map */
     if (c->heap_status || (!_hg_plat_heap_busy(c) && !_hg_stacks_busy())) {
       _hg_stacks_flush();
       return 0;

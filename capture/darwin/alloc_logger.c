@@ -76,10 +76,7 @@ static void record(uintptr_t p, uint64_t n, uint32_t skip) {
   uint64_t size = malloc_size((const void *)p);
   if (!size) return; /* not a block of a registered zone */
   if (rec.sample_bytes && !(large_T && n >= large_T)) {
-    if (!rng) { /* this thread's first block: its own generator and first gap */
-      rng = (uint64_t)(uintptr_t)&rng * 0x9e3779b97f4a7c15ull | 1;
-      sample_left = _hg_rec_gap(&rng, rec.sample_bytes);
-    }
+    if (!rng) sample_left = _hg_rec_gap(&rng, rec.sample_bytes); /* this thread's first gap */
     sample_left -= (int64_t)size;
     if (sample_left > 0) return;
     /* exponential gaps, as on Linux: the weights of _hg_rec_weight hold */

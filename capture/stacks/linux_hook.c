@@ -104,10 +104,7 @@ static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
 static __thread int counted __attribute__((tls_model("initial-exec"))); /* by sampled_skip */
 
 /* Bytes to the next sample (alloc_record.h), from this thread's generator. */
-static int64_t next_gap(void) {
-  if (!rng) rng = (uint64_t)(uintptr_t)&rng * 0x9e3779b97f4a7c15ull | 1;
-  return _hg_rec_gap(&rng, sample_T);
-}
+static int64_t next_gap(void) { return _hg_rec_gap(&rng, sample_T); }
 
 /* Usable size of a block glibc returned for n bytes from malloc/calloc: the
  * chunk is n + 8 rounded up to 16 (at least 32) less the 8-byte header;
@@ -296,17 +293,19 @@ static void fork_prepare(void) {
     while (__atomic_exchange_n(&rec.shards[i].lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   while (__atomic_exchange_n(&rec.stack_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
 }
-static void fork_parent(void) {
-  __atomic_store_n(&rq.lock, 0, __ATOMIC_RELEASE);
+static void release_table_locks(void) {
   __atomic_store_n(&rec.stack_lock, 0, __ATOMIC_RELEASE);
   for (unsigned i = 0; i < HG_REC_SHARDS; i++) __atomic_store_n(&rec.shards[i].lock, 0, __ATOMIC_RELEASE);
+}
+static void fork_parent(void) {
+  release_table_locks();
+  __atomic_store_n(&rq.lock, 0, __ATOMIC_RELEASE);
 }
 /* The child has neither the recorder's thread nor the threads whose pushes
  * were unfinished: their tickets become no-ops; its own producers drain. */
 static void fork_child(void) {
-  __atomic_store_n(&rec.stack_lock, 0, __ATOMIC_RELEASE);
-  for (unsigned i = 0; i < HG_REC_SHARDS; i++) __atomic_store_n(&rec.shards[i].lock, 0, __ATOMIC_RELEASE);
-  if (queued) _hg_rq_after_fork_child(&rq, &rec);
+  release_table_locks();
+  if (queued) _hg_rq_after_fork_child(&rq, &rec); /* still holding rq.lock */
   __atomic_store_n(&rq.lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -322,12 +321,11 @@ static void *drainer(void *arg) {
   unsigned idle = 0;
   for (;;) {
     uint64_t p = _hg_rq_pending(&rq);
-    /* nothing drained: the lock is taken, or a capture asked for a pause */
     if ((p >= 512 || (p && idle >= 4)) && _hg_rq_drain(&rq, &rec, p)) {
       idle = 0;
       continue;
     }
-    idle++;
+    idle++; /* nothing to do, the lock taken, or a capture's pause */
     struct timespec ts = {0, 50000L << (idle < 12 ? idle / 2 : 6)};
     nanosleep(&ts, NULL);
   }
