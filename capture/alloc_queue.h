@@ -18,6 +18,13 @@
  * after the allocator handed it out again, so the events of one address are
  * applied in the order they happened, whatever thread made them.
  *
+ * Events are taken a run of HG_RQ_RUN at a time and netted per address
+ * first: whatever happened to an address within the run, the block there
+ * before it is gone if the run removed it, and the last add's block is
+ * there after. A free reused by the next allocation of its size (the
+ * allocator's per-thread caches) is then one map update instead of two,
+ * and a block allocated and freed within the run none.
+ *
  * The ring is a bounded multi-producer queue of sequenced slots (each slot
  * says which ticket it waits for and when it is published), 2^order slots of
  * 32 bytes. A producer never waits for the recorder's thread: when its slot
@@ -40,6 +47,10 @@ struct hg_rq_slot {
   uint64_t id;
 };
 
+#define HG_RQ_RUN 1024u /* events netted per address at a time (alloc_queue.c) */
+
+struct hg_rq_net;
+
 struct hg_rq {
   uint64_t head __attribute__((aligned(64))); /* next ticket (producers)    */
   uint64_t tail __attribute__((aligned(64))); /* next event to apply (lock) */
@@ -50,6 +61,10 @@ struct hg_rq {
   uint64_t mask;
   struct hg_rq_slot *slots;
   uint64_t self_drains;  /* batches drained by producers on a full ring     */
+  /* the drain lock's: a run's events netted per address                    */
+  struct hg_rq_net *net; /* address table, 2 * HG_RQ_RUN slots               */
+  uint16_t *order;       /* its slots in use, in the order first seen        */
+  uint16_t gen;          /* run number (a slot of another run is free)        */
 };
 
 /* Maps a ring of 2^order slots (its bytes are counted in r's budget).

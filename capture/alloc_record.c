@@ -72,15 +72,13 @@ static uint64_t mix(uint64_t x) {
   return x;
 }
 
-/* One multiply and rotate per frame (this runs on every recorded
- * allocation), one full mix at the end. */
+/* The final mix of a folded stack hash (alloc_record.h): never 0. */
+static uint64_t hash_final(uint64_t h) { return mix(h) | 1; }
+
 static uint64_t hash_frames(const uintptr_t *f, uint32_t n) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-  for (uint32_t i = 0; i < n; i++) {
-    h = (h ^ (uint64_t)f[i]) * 0xff51afd7ed558ccdull;
-    h = (h << 29) | (h >> 35);
-  }
-  return mix(h) | 1;
+  uint64_t h = HG_REC_HASH_SEED;
+  for (uint32_t i = n; i-- > 0;) h = _hg_rec_hash_step(h, f[i]);
+  return hash_final(h);
 }
 
 int _hg_rec_reserve(struct hg_rec *r, uint64_t n) {
@@ -161,9 +159,8 @@ static int same(const struct hg_rec_stack *s, uint64_t h, const uintptr_t *f, ui
   return 1;
 }
 
-uint32_t _hg_rec_intern(struct hg_rec *r, const uintptr_t *f, uint32_t n) {
-  if (n > r->max_frames) n = r->max_frames;
-  uint64_t h = hash_frames(f, n);
+/* Interns frames f[0..n) whose final hash is h. */
+static uint32_t intern(struct hg_rec *r, const uintptr_t *f, uint32_t n, uint64_t h) {
   uint32_t i = (uint32_t)h & r->index_mask;
   for (;;) { /* lock-free probe: ids are published after their record */
     uint32_t id = __atomic_load_n(&r->index[i], __ATOMIC_ACQUIRE);
@@ -198,6 +195,16 @@ uint32_t _hg_rec_intern(struct hg_rec *r, const uintptr_t *f, uint32_t n) {
 out:
   spin_unlock(&r->stack_lock);
   return id;
+}
+
+uint32_t _hg_rec_intern(struct hg_rec *r, const uintptr_t *f, uint32_t n) {
+  if (n > r->max_frames) n = r->max_frames;
+  return intern(r, f, n, hash_frames(f, n));
+}
+
+uint32_t _hg_rec_intern_hashed(struct hg_rec *r, const uintptr_t *f, uint32_t n, uint64_t state) {
+  if (n > r->max_frames) return _hg_rec_intern(r, f, n); /* the state folded frames that are cut */
+  return intern(r, f, n, hash_final(state));
 }
 
 /* ---- weights ---- */
@@ -277,6 +284,9 @@ static struct hg_rec_shard *shard_of(const struct hg_rec *r, uint64_t h) {
 /* Home slot of a key hash in a table of cap slots (any cap: multiply-shift). */
 static inline uint64_t home(uint64_t h, uint64_t cap) { return ((h & 0xffffffffu) * cap) >> 32; }
 static inline uint64_t step(uint64_t i, uint64_t cap) { return i + 1 == cap ? 0 : i + 1; }
+/* Slots from a forward to b in a ring of cap (a, b < cap): (b - a) mod cap
+ * without a division (one is tens of cycles, and removes ran two a slot). */
+static inline uint64_t cyc(uint64_t b, uint64_t a, uint64_t cap) { return b >= a ? b - a : b + cap - a; }
 
 /* Grows s's table by half (load 3/4 -> 1/2: 10.7 to 16 bytes per block);
  * called with the shard lock held. */
@@ -305,20 +315,27 @@ static int grow(struct hg_rec *r, struct hg_rec_shard *s) {
   return 0;
 }
 
-static inline void count(struct hg_rec *r, uint32_t id, uint64_t size, int sign) {
+/* Adds (sign > 0) or takes away a block of `size` bytes in the figures of
+ * stack id. One writer at a time (`single`: the update queue's drain lock)
+ * needs no locked instruction: each would wait for every earlier miss of
+ * the batch, which is what the queue's prefetching overlaps. */
+static inline void add_fig(uint64_t *x, uint64_t v, int single) {
+  if (single) __atomic_store_n(x, __atomic_load_n(x, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+  else __atomic_fetch_add(x, v, __ATOMIC_RELAXED);
+}
+static inline void count(struct hg_rec *r, uint32_t id, uint64_t size, int sign, int single) {
   struct hg_rec_count *s = &r->counts[id];
   uint64_t c = HG_REC_FX, b = size;
   if (r->sample_bytes) _hg_rec_weight(r->sample_bytes, size, &c, &b);
-  if (sign > 0) {
-    __atomic_fetch_add(&s->count_fx, c, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->bytes, b, __ATOMIC_RELAXED);
-  } else {
-    __atomic_fetch_sub(&s->count_fx, c, __ATOMIC_RELAXED);
-    __atomic_fetch_sub(&s->bytes, b, __ATOMIC_RELAXED);
-  }
+  if (sign < 0) c = -c, b = -b; /* unsigned wrap: the same as subtracting */
+  add_fig(&s->count_fx, c, single);
+  add_fig(&s->bytes, b, single);
 }
 
-int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id) {
+/* old_size: the size to take away from the stack of an entry already at
+ * addr (a block freed within the update queue's run, or a stale entry). */
+static inline int add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id, int single,
+                      uint64_t old_size) {
   uint64_t key = key_of(addr);
   if (!id || id > _hg_rec_stack_count(r) || (addr & ((1u << ADDR_SHIFT) - 1)) ||
       (key >> ADDR_BITS)) {
@@ -327,9 +344,9 @@ int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id) {
   }
   uint64_t h = ahash(key), v = (key << HG_REC_STACK_ID_BITS) | id;
   struct hg_rec_shard *s = shard_of(r, h);
-  spin_lock(&s->lock);
+  if (!single) spin_lock(&s->lock);
   if ((s->used + 1) * 4 > s->cap * 3 && grow(r, s)) {
-    spin_unlock(&s->lock);
+    if (!single) spin_unlock(&s->lock);
     __atomic_fetch_add(&r->dropped, 1, __ATOMIC_RELAXED);
     return -1;
   }
@@ -337,11 +354,11 @@ int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id) {
   for (;; i = step(i, s->cap)) {
     uint64_t cur = s->slots[i];
     if (!cur) break;
-    if ((cur >> HG_REC_STACK_ID_BITS) == key) { /* stale entry (a free we missed) */
+    if ((cur >> HG_REC_STACK_ID_BITS) == key) { /* replaced (or stale: a free we missed) */
       __atomic_store_n(&s->slots[i], v, __ATOMIC_RELAXED);
-      count(r, (uint32_t)(cur & ID_MASK), size, -1); /* best effort: size unknown */
-      count(r, id, size, +1);
-      spin_unlock(&s->lock);
+      count(r, (uint32_t)(cur & ID_MASK), old_size, -1, single);
+      count(r, id, size, +1, single);
+      if (!single) spin_unlock(&s->lock);
       return 0;
     }
   }
@@ -351,23 +368,23 @@ int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id) {
     __atomic_store_n(bucket(r, h), (uint8_t)(*bucket(r, h) + 1), __ATOMIC_RELAXED);
   /* the figures change with the map, under its lock: a capture that finds
    * no shard lock held sees them agree (_hg_stacks_busy) */
-  __atomic_fetch_add(&r->live, 1, __ATOMIC_RELAXED);
-  count(r, id, size, +1);
-  spin_unlock(&s->lock);
+  add_fig(&r->live, 1, single);
+  count(r, id, size, +1, single);
+  if (!single) spin_unlock(&s->lock);
   return 0;
 }
 
-uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size) {
+static inline uint32_t del(struct hg_rec *r, uintptr_t addr, uint64_t size, int single) {
   uint64_t key = key_of(addr);
   if ((addr & ((1u << ADDR_SHIFT) - 1)) || (key >> ADDR_BITS)) return 0;
   uint64_t h = ahash(key);
   struct hg_rec_shard *s = shard_of(r, h);
-  spin_lock(&s->lock);
+  if (!single) spin_lock(&s->lock);
   uint64_t *t = s->slots, m = s->cap, i = home(h, m), v;
   for (;; i = step(i, m)) {
     v = t[i];
     if (!v) {
-      spin_unlock(&s->lock);
+      if (!single) spin_unlock(&s->lock);
       return 0;
     }
     if ((v >> HG_REC_STACK_ID_BITS) == key) break;
@@ -380,7 +397,7 @@ uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size) {
     if (!w) break;
     uint64_t hw = home(ahash(w >> HG_REC_STACK_ID_BITS), m);
     /* w may move to i when its home is not in the cyclic range (i, j] */
-    if ((j + m - hw) % m >= (j + m - i) % m) {
+    if (cyc(j, hw, m) >= cyc(j, i, m)) {
       __atomic_store_n(&t[i], w, __ATOMIC_RELAXED);
       i = j;
     }
@@ -389,12 +406,20 @@ uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size) {
   s->used--;
   if (r->sample_bytes && *bucket(r, h) < 255)
     __atomic_store_n(bucket(r, h), (uint8_t)(*bucket(r, h) - 1), __ATOMIC_RELAXED);
-  __atomic_fetch_sub(&r->live, 1, __ATOMIC_RELAXED);
+  add_fig(&r->live, (uint64_t)-1, single);
   uint32_t id = (uint32_t)(v & ID_MASK);
-  count(r, id, size, -1);
-  spin_unlock(&s->lock);
+  count(r, id, size, -1, single);
+  if (!single) spin_unlock(&s->lock);
   return id;
 }
+
+/* a stale entry's size is not known: the new block's is taken away */
+int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id) { return add(r, addr, size, id, 0, size); }
+uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size) { return del(r, addr, size, 0); }
+int _hg_rec_set_single(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id, uint64_t old_size) {
+  return add(r, addr, size, id, 1, old_size);
+}
+uint32_t _hg_rec_remove_single(struct hg_rec *r, uintptr_t addr, uint64_t size) { return del(r, addr, size, 1); }
 
 void _hg_rec_prefetch(const struct hg_rec *r, uintptr_t addr) {
   uint64_t h = ahash(key_of(addr));

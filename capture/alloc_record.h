@@ -100,6 +100,19 @@ void _hg_rec_destroy(struct hg_rec *r);
 /* Stack id of these frames (interned on first sight), 0 when the budget is
  * exhausted. Thread-safe; the common case (known stack) takes no lock. */
 uint32_t _hg_rec_intern(struct hg_rec *r, const uintptr_t *frames, uint32_t n);
+
+/* The stack hash folds the frames from the outermost in:
+ *   h = HG_REC_HASH_SEED; for i = n-1 down to 0: h = _hg_rec_hash_step(h, f[i])
+ * so an unwinder that remembers its last walk (unwind_cache.h) keeps the
+ * state of an unchanged outer part and folds only the new inner frames.
+ * _hg_rec_intern_hashed is _hg_rec_intern given that state (n <= max_frames;
+ * a longer n is cut and hashed again). */
+#define HG_REC_HASH_SEED 0x9e3779b97f4a7c15ull
+static inline uint64_t _hg_rec_hash_step(uint64_t h, uintptr_t f) {
+  h = (h ^ (uint64_t)f) * 0xff51afd7ed558ccdull; /* one multiply and rotate per frame */
+  return (h << 29) | (h >> 35);
+}
+uint32_t _hg_rec_intern_hashed(struct hg_rec *r, const uintptr_t *frames, uint32_t n, uint64_t state);
 /* Stack record of id (1..count), or NULL. Lock-free. */
 const struct hg_rec_stack *_hg_rec_stack(const struct hg_rec *r, uint32_t id);
 /* Live figures of stack id (1..count), or NULL. Lock-free (atomic loads). */
@@ -115,6 +128,14 @@ int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id);
  * the caller, e.g. the usable size). Unknown addresses are ignored. Returns
  * the stack id it had, or 0. */
 uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size);
+/* The same for the one thread that applies the update queue's events
+ * (alloc_queue.h), holding its drain lock: every live-map update goes
+ * through the queue then, so no shard lock is taken and the figures change
+ * without locked instructions. Set: the block at addr is now one of `size`
+ * bytes from stack id; an entry already there loses old_size bytes from
+ * its stack. */
+int _hg_rec_set_single(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id, uint64_t old_size);
+uint32_t _hg_rec_remove_single(struct hg_rec *r, uintptr_t addr, uint64_t size);
 /* Starts loading addr's live-map slot into the cache (a hint: overlaps the
  * miss with the caller's unwinding or size lookup). */
 void _hg_rec_prefetch(const struct hg_rec *r, uintptr_t addr);

@@ -102,6 +102,7 @@ static struct hg_stack_frame frame_of(const struct hg_cap *c, uint32_t n, uintpt
 }
 
 static uint32_t ids[16384];
+#define LOOKAHEAD 16u /* live-map slots prefetched ahead of the node written */
 
 int _hg_stacks_write(struct hg_cap *c) {
   struct hg_rec *r = _hg_rec_global;
@@ -133,8 +134,13 @@ int _hg_stacks_write(struct hg_cap *c) {
     const struct hg_segment *seg = (const struct hg_segment *)c->segments.base;
     for (size_t si_ = 0; si_ < _hg_vec_len(&c->segments); si_++) {
       const struct hg_segment *s = &seg[si_];
+      int malloc_seg = (s->flags & HG_NODE_MALLOC) != 0;
       for (uint32_t i = s->first; i < s->first + s->count; i++) {
-        uint32_t id = (s->flags & HG_NODE_MALLOC) ? _hg_rec_lookup(r, (uintptr_t)_hg_node_addr(c, s, i)) : 0;
+        /* each lookup is a cache miss in the live map: start the one
+         * LOOKAHEAD nodes on first, so they overlap */
+        if (malloc_seg && i + LOOKAHEAD < s->first + s->count)
+          _hg_rec_prefetch(r, (uintptr_t)_hg_node_addr(c, s, i + LOOKAHEAD));
+        uint32_t id = malloc_seg ? _hg_rec_lookup(r, (uintptr_t)_hg_node_addr(c, s, i)) : 0;
         ids[fill++] = id <= ns ? id : 0;
         if (fill == sizeof ids / sizeof ids[0]) {
           if ((rc = hg_writer_node_stacks(c->w, first, fill, ids))) return rc;

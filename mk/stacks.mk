@@ -52,11 +52,12 @@ bench-stacks: build/bench/bench_stacks_work all
 
 # In-process: a static link with the interposer archive (never sanitized:
 # ASan owns malloc; the ASan library has no interposer to test).
+# memo: the unwinder's memo of the last walk checked against libunwind.
 ifneq ($(SANITIZE),1)
-TEST_PROGS   += $(STK_DIR)/inproc
-TEST_SCRIPTS += $(STK_DIR)/inproc
+TEST_PROGS   += $(STK_DIR)/inproc $(STK_DIR)/memo
+TEST_SCRIPTS += $(STK_DIR)/inproc $(STK_DIR)/memo
 endif
-$(STK_DIR)/inproc: tests/stacks/inproc.c $(STACKS_A) $(LIB_A) tests/hg_test.h
+$(STK_DIR)/inproc $(STK_DIR)/memo: $(STK_DIR)/%: tests/stacks/%.c $(STACKS_A) $(LIB_A) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests -std=c11 -O2 -g -fomit-frame-pointer $(WARN) -o $@ $< \
 	  $(STACKS_A) $(LIB_A) $(LIBS) -lunwind

@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "capture/alloc_large.h"
@@ -103,6 +104,55 @@ static __thread int64_t sample_left __attribute__((tls_model("initial-exec")));
 static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
 static __thread int counted __attribute__((tls_model("initial-exec"))); /* by sampled_skip */
 
+/* Per-thread unwinder memos (unwind_cache.h): a 4 KiB page each, mapped on
+ * a thread's first recorded allocation (counted in the budget), given back
+ * to a free list when the thread exits (a pthread key's destructor) and
+ * reused by the next thread. MEMO_NONE: none to be had (budget or mmap). */
+#define MEMO_NONE ((struct hg_unwind_memo *)1)
+static __thread struct hg_unwind_memo *memo __attribute__((tls_model("initial-exec")));
+static pthread_key_t memo_key;
+static int memo_ready;             /* memo_key exists                       */
+static int memo_lock;              /* memo_free                             */
+static struct hg_unwind_memo *memo_free; /* linked through their first word */
+
+static void memo_lock_take(void) {
+  while (__atomic_exchange_n(&memo_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+}
+static void memo_lock_drop(void) { __atomic_store_n(&memo_lock, 0, __ATOMIC_RELEASE); }
+
+/* This thread's memo or NULL; in_hook must be set (may map, and
+ * pthread_setspecific may malloc). */
+static struct hg_unwind_memo *memo_get(void) {
+  struct hg_unwind_memo *m = memo;
+  if (__builtin_expect(m != NULL, 1)) return m == MEMO_NONE ? NULL : m;
+  if (!memo_ready) return NULL;
+  memo_lock_take();
+  if ((m = memo_free)) memo_free = *(struct hg_unwind_memo **)m;
+  memo_lock_drop();
+  if (!m) {
+    if (_hg_rec_reserve(&rec, sizeof *m)) return memo = MEMO_NONE, NULL;
+    void *p = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return memo = MEMO_NONE, NULL;
+    m = p;
+  }
+  m->depth = m->whole = m->deep_pause = 0;
+  m->spliced = m->changed = 0;
+  memo = m;
+  pthread_setspecific(memo_key, m);
+  return m;
+}
+
+const struct hg_unwind_memo *_hg_stacks_memo_self(void) { return memo == MEMO_NONE ? NULL : memo; }
+
+static void memo_release(void *p) {
+  memo = NULL; /* a later allocation of this thread maps another (the key's
+                  destructor runs again for it) */
+  memo_lock_take();
+  *(struct hg_unwind_memo **)p = memo_free;
+  memo_free = p;
+  memo_lock_drop();
+}
+
 /* Bytes to the next sample (alloc_record.h), from this thread's generator. */
 static int64_t next_gap(void) { return _hg_rec_gap(&rng, sample_T); }
 
@@ -115,12 +165,15 @@ static inline uint64_t usable_of(void *p, size_t n) {
   return (c < 32 ? 32 : c) - 8;
 }
 
-/* Records p (usable size `size`; n bytes were asked for). */
-static HOT void record(void *p, uint64_t n, uint64_t size) {
+/* Records p (usable size `size`; n bytes were asked for). (pc, sp): the
+ * frame the walk starts from, usually the app's: the return address and
+ * CFA of the wrapper glibc was called from (after_alloc). */
+static HOT void record(void *p, uint64_t n, uint64_t size, uintptr_t pc, uintptr_t sp) {
   in_hook = 1;
   if (!queued) _hg_rec_prefetch(&rec, (uintptr_t)p); /* the slot's miss overlaps the unwinding */
   uintptr_t f[HG_REC_MAX_FRAMES + 8];
-  int nf = use_cache ? _hg_unwind_cached(f, (int)rec.max_frames + 8)
+  struct hg_unwind_memo *m = use_cache ? memo_get() : NULL;
+  int nf = use_cache ? _hg_unwind_cached(f, (int)rec.max_frames + 8, m, pc, sp)
                      : unw_backtrace((void **)f, (int)rec.max_frames + 8);
   int skip = 0;
   while (skip < nf && f[skip] >= (uintptr_t)__start_hg_hook && f[skip] < (uintptr_t)__stop_hg_hook) skip++;
@@ -128,7 +181,11 @@ static HOT void record(void *p, uint64_t n, uint64_t size) {
    * symbolizer looks up address - 1) */
   uint32_t k = (uint32_t)(nf - skip);
   if (k > rec.max_frames) k = rec.max_frames;
-  uint32_t id = _hg_rec_intern(&rec, f + skip, k);
+  /* the memo holds the hash state of the whole stack from any frame out */
+  uint64_t st;
+  uint32_t id = k == (uint32_t)(nf - skip) && _hg_unwind_hash(m, skip, nf, &st)
+                    ? _hg_rec_intern_hashed(&rec, f + skip, k, st)
+                    : _hg_rec_intern(&rec, f + skip, k);
   if (id && queued) _hg_rq_push(&rq, &rec, HG_RQ_ADD, (uintptr_t)p, size, id);
   else if (id) _hg_rec_add(&rec, (uintptr_t)p, size, id);
   else __atomic_fetch_add(&rec.dropped, 1, __ATOMIC_RELAXED);
@@ -151,8 +208,11 @@ static inline int sampled_skip(size_t n) {
   return 0;
 }
 
-/* After glibc returned p for a request of n bytes (usable size u). */
-static inline void after_alloc(void *p, uint64_t n, uint64_t u) {
+/* After glibc returned p for a request of n bytes (usable size u). Always
+ * inlined: the walk starts at the return address and CFA of the function
+ * it is in, a wrapper that is usually a tail call from the app's frame, so
+ * no frame of ours is walked (one that is gets cut as before). */
+static inline __attribute__((always_inline)) void after_alloc(void *p, uint64_t n, uint64_t u) {
   if (in_hook) return;
   if (sample_T && !(large_T && n >= large_T)) { /* large blocks: always recorded */
     if (__builtin_expect(!rng, 0)) sample_left = next_gap();
@@ -161,7 +221,7 @@ static inline void after_alloc(void *p, uint64_t n, uint64_t u) {
     if (sample_left > 0) return;
     sample_left = next_gap();
   }
-  record(p, n, u);
+  record(p, n, u, (uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa());
 }
 
 static inline void before_free(void *p) {
@@ -288,12 +348,14 @@ HOOK_API HOT void *pvalloc(size_t n) {
 
 /* fork: no other thread may hold a shard or stack-table lock in the child */
 static void fork_prepare(void) {
+  memo_lock_take();
   while (__atomic_exchange_n(&rq.lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   for (unsigned i = 0; i < HG_REC_SHARDS; i++)
     while (__atomic_exchange_n(&rec.shards[i].lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
   while (__atomic_exchange_n(&rec.stack_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
 }
 static void release_table_locks(void) {
+  memo_lock_drop();
   __atomic_store_n(&rec.stack_lock, 0, __ATOMIC_RELEASE);
   for (unsigned i = 0; i < HG_REC_SHARDS; i++) __atomic_store_n(&rec.shards[i].lock, 0, __ATOMIC_RELEASE);
 }
@@ -309,10 +371,10 @@ static void fork_child(void) {
   __atomic_store_n(&rq.lock, 0, __ATOMIC_RELEASE);
 }
 
-/* The recorder's own thread: drains the update queue in big batches (at
- * least 512 events, or whatever is left after a few idle naps), so that
- * each batch's map misses overlap and it rarely shares a cache line with a
- * producer; when there is nothing to do it naps longer and longer (50 us up
+/* The recorder's own thread: drains the update queue in whole runs
+ * (HG_RQ_RUN events, netted per address; whatever is left after a few idle
+ * naps), so that each run's map misses overlap and it rarely shares a cache
+ * line with a producer; when there is nothing to do it naps longer and longer (50 us up
  * to 3.2 ms: a full ring is drained by its producers anyway). In a fork
  * child it does not exist and producers drain the ring when it fills. */
 static void *drainer(void *arg) {
@@ -321,7 +383,8 @@ static void *drainer(void *arg) {
   unsigned idle = 0;
   for (;;) {
     uint64_t p = _hg_rq_pending(&rq);
-    if ((p >= 512 || (p && idle >= 4)) && _hg_rq_drain(&rq, &rec, p)) {
+    uint64_t take = idle >= 4 ? p : p - p % HG_RQ_RUN;
+    if (take && _hg_rq_drain(&rq, &rec, take)) {
       idle = 0;
       continue;
     }
@@ -363,6 +426,7 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
     use_cache = !(u && !strcmp(u, "libunwind"));
 #endif
     _hg_rec_unwinder = use_cache ? "libunwind+rule-cache" : "libunwind";
+    if (use_cache && pthread_key_create(&memo_key, memo_release) == 0) memo_ready = 1;
     start_queue();
     __atomic_store_n(&_hg_rec_global, &rec, __ATOMIC_RELEASE);
     __atomic_store_n(&on, 1, __ATOMIC_RELEASE);

@@ -21,12 +21,26 @@
  * a wrong rule can at worst cut or misattribute the outer part of a stack,
  * never read outside the stack. HEAPGRAPH_UNWIND=libunwind turns the cache
  * off (docs/stacks.md has the measurements behind this choice).
+ *
+ * The memo (unwind_cache.h): a cached walk is a function of its starting
+ * (pc, sp), the rules and the words it loads: from frame (pc, sp) the next is
+ * (*(sp + k - 8), sp + k) with k = rule(pc), so every frame after the first
+ * has its return address at its own sp - 8. When a walk reaches a frame
+ * whose (pc, sp) the thread's last complete walk also had, the rules have
+ * not changed since (a generation counter) and every outer frame's slot
+ * sp - 8 still holds that frame's pc, the rest of the walk would load the
+ * same words and follow the same rules: it is the memo's outer part, taken
+ * without a rule lookup, and its stack hash state with it. The slots lie
+ * between the current sp and the top of the thread's stack (the memo's
+ * frames passed the same bounds check), so checking them reads nothing the
+ * walk would not. Only walks that end at a terminal frame are remembered.
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <pthread.h>
 #include <stdint.h>
 
+#include "capture/alloc_record.h"
 #include "capture/stacks/unwind_cache.h"
 
 #define RULES (1u << 16)
@@ -34,6 +48,7 @@
 #define K_SLOW 0xfffeu      /* never use a rule here (signal frame …)        */
 
 static uint64_t rules[RULES];
+static uint32_t rules_gen; /* changes when a pc's rule changes (memos made before are void) */
 static __thread uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
 
 static inline uint32_t slot(uintptr_t pc) { return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 48); }
@@ -55,6 +70,7 @@ static void learn_rule(uintptr_t pc, uint32_t k) {
     if (cur && (cur >> 16) != pc) continue;
     if (cur == e) return;
     __atomic_store_n(&rules[i], e, __ATOMIC_RELAXED);
+    if (cur) __atomic_fetch_add(&rules_gen, 1, __ATOMIC_RELEASE);
     return;
   }
 }
@@ -102,10 +118,43 @@ static __attribute__((noinline)) int slow(uintptr_t *out, int max, uintptr_t pc0
   return n;
 }
 
-int _hg_unwind_cached(uintptr_t *out, int max) {
-  uintptr_t pc = (uintptr_t)__builtin_return_address(0);
-  uintptr_t sp = (uintptr_t)__builtin_dwarf_cfa(), pc0 = pc, sp0 = sp;
-  uintptr_t hi = thread_stack_hi();
+/* The memo's outer frames 0..j-1 still hold their return addresses: read
+ * from the inside out, stopping at the first that changed, as the walk
+ * would (the loads do not depend on each other, so they overlap). Returns
+ * -1, or the index of that frame: no frame inside it can match either. */
+static inline int outer_changed(const struct hg_unwind_memo *m, int j) {
+  for (int q = j - 1; q >= 0; q--)
+    if (*(const uintptr_t *)(m->sp[q] - 8) != m->pc[q]) return q;
+  return -1;
+}
+
+/* The walk found its frames 0..n-1 (pcs p, sps s, innermost first) and, when
+ * j >= 0, that the memo's frames 0..j continue it: out[] gets the memo's pcs
+ * up to max, the memo the new frames (inner to j, their hash states folded
+ * on). Returns the frames in out. */
+static int finish(uintptr_t *out, int max, struct hg_unwind_memo *m, const uintptr_t *p, const uintptr_t *s,
+                  int n, int j, uint32_t gen) {
+  int total = n + j + 1, w = n < max ? n : max;
+  for (int q = j; q >= 0 && w < max; q--) out[w++] = m->pc[q];
+  if (total > HG_UNWIND_MEMO) {
+    m->depth = m->whole = 0;
+    return w;
+  }
+  uint64_t h = j >= 0 ? m->h[j] : HG_REC_HASH_SEED;
+  for (int i = n - 1, q = j + 1; i >= 0; i--, q++) {
+    m->pc[q] = p[i];
+    m->sp[q] = s[i];
+    m->h[q] = h = _hg_rec_hash_step(h, p[i]);
+  }
+  m->depth = (uint32_t)total;
+  m->gen = gen;
+  m->whole = total == w;
+  return w;
+}
+
+/* The walk without a memo. */
+static int walk(uintptr_t *out, int max, uintptr_t pc, uintptr_t sp, uintptr_t hi) {
+  uintptr_t pc0 = pc, sp0 = sp;
   int n = 0;
   while (n < max) {
     uint32_t k = lookup(pc);
@@ -121,4 +170,55 @@ int _hg_unwind_cached(uintptr_t *out, int max) {
     if (!pc) return n;
   }
   return n;
+}
+
+#define DEEP_PAUSE 64u /* walks without the memo after one too deep for it */
+
+int _hg_unwind_cached(uintptr_t *out, int max, struct hg_unwind_memo *m, uintptr_t pc, uintptr_t sp) {
+  uintptr_t pc0 = pc, sp0 = sp;
+  uintptr_t hi = thread_stack_hi();
+  if (!m || m->deep_pause) {
+    if (m) {
+      m->deep_pause--;
+      m->whole = 0;
+    }
+    return walk(out, max, pc, sp, hi);
+  }
+  /* new frames go to p/s (and out, up to max); j scans the memo outward for
+   * the first frame at or above sp */
+  uintptr_t p[HG_UNWIND_MEMO], s[HG_UNWIND_MEMO];
+  uint32_t gen = __atomic_load_n(&rules_gen, __ATOMIC_ACQUIRE);
+  int j = m->depth && m->gen == gen ? (int)m->depth - 1 : -1, n = 0;
+  m->whole = 0;
+  while (n < HG_UNWIND_MEMO) {
+    while (j >= 0 && m->sp[j] < sp) j--;
+    if (j >= 0 && m->sp[j] == sp && m->pc[j] == pc) {
+      int q = outer_changed(m, j);
+      if (q < 0) {
+        m->spliced++;
+        return finish(out, max, m, p, s, n, j, gen);
+      }
+      m->changed++;
+      j = q - 1; /* the frames from q in cannot match: go on outside it */
+    }
+    uint32_t k = lookup(pc);
+    if (k == K_TERMINAL) {
+      p[n] = pc;
+      s[n] = sp;
+      if (n < max) out[n] = pc;
+      return finish(out, max, m, p, s, n + 1, -1, gen);
+    }
+    if (!k || k == K_SLOW || sp + k > hi || sp + k < sp) return slow(out, max, pc0, sp0);
+    p[n] = pc;
+    s[n] = sp;
+    if (n < max) out[n] = pc;
+    n++;
+    uintptr_t ra = *(const uintptr_t *)(sp + k - 8);
+    sp += k;
+    pc = ra;
+    if (!pc) break; /* an end the memo could not check: not remembered */
+  }
+  if (n == HG_UNWIND_MEMO) m->deep_pause = DEEP_PAUSE; /* deeper than the memo */
+  m->depth = 0;
+  return n < max ? n : max;
 }

@@ -1,6 +1,6 @@
 /*
  * unwind_cache.h — the interposer's cached .eh_frame unwinder (x86_64 Linux;
- * see unwind_cache.c). Not thread-unsafe, never calls malloc except through
+ * see unwind_cache.c). Thread-safe, never calls malloc except through
  * libunwind/pthread_getattr_np on a cache miss (the caller's re-entrancy
  * guard must be set).
  */
@@ -9,8 +9,47 @@
 
 #include <stdint.h>
 
-/* Return addresses of the caller's stack, innermost first (out[0] is the
- * return address into the caller), at most max. Returns the count. */
-int _hg_unwind_cached(uintptr_t *out, int max);
+/* A thread's memo of its last complete walk (one that reached the stack's
+ * outermost frame), outermost frame first: frame i has return address pc[i]
+ * at stack pointer sp[i], and h[i] is the stack hash state
+ * (alloc_record.h) folded over frames 0..i. The next walk of the thread
+ * stops as soon as it reaches a frame with the same pc and sp and takes the
+ * rest from here once every outer frame's return-address slot still holds
+ * the same value (see unwind_cache.c: why that is the same walk). */
+#define HG_UNWIND_MEMO 167 /* frames: the memo fills one 4 KiB page */
+struct hg_unwind_memo {
+  uint32_t depth;     /* frames held (0: none)                                */
+  uint32_t gen;       /* rule-table generation they were walked under         */
+  uint32_t whole;     /* the last walk's out[] is the whole memo (out[i] is
+                         frame depth-1-i): its hash states apply              */
+  uint32_t deep_pause; /* walks left without the memo (the stack was deeper
+                          than HG_UNWIND_MEMO frames)                         */
+  uint64_t spliced;   /* walks that took the memo's outer part              */
+  uint64_t changed;   /* matches whose outer part had changed (tests)        */
+  uintptr_t pc[HG_UNWIND_MEMO];
+  uintptr_t sp[HG_UNWIND_MEMO];
+  uint64_t h[HG_UNWIND_MEMO];
+};
+
+_Static_assert(sizeof(struct hg_unwind_memo) <= 4096, "a memo is one page");
+
+/* The calling thread's memo (linux_hook.c; NULL before its first recorded
+ * allocation): for tests. */
+const struct hg_unwind_memo *_hg_stacks_memo_self(void);
+
+/* Return addresses of the calling thread's stack from the frame (pc, sp)
+ * out, innermost first: pc is a function's return address and sp its CFA
+ * (__builtin_return_address(0) and __builtin_dwarf_cfa() of a caller of
+ * this function, or its caller's), so out[0] = pc. At most max; returns the
+ * count. With a memo (NULL: none) the walk reuses and updates it. */
+int _hg_unwind_cached(uintptr_t *out, int max, struct hg_unwind_memo *m, uintptr_t pc, uintptr_t sp);
+
+/* After _hg_unwind_cached(out, n, m) returned n frames: 1 and the hash
+ * state folded over out[i..n) (outermost first) when the memo has it. */
+static inline int _hg_unwind_hash(const struct hg_unwind_memo *m, int i, int n, uint64_t *state) {
+  if (!m || !m->whole || (uint32_t)n != m->depth || i < 0 || i >= n) return 0;
+  *state = m->h[n - 1 - i];
+  return 1;
+}
 
 #endif

@@ -102,6 +102,101 @@ static void test_orphans(void) {
   _hg_rec_destroy(&R);
 }
 
+/* A run's events are netted per address: the last one decides, the block
+ * there before the run loses the size its remove said. */
+static void test_netting(void) {
+  REQUIRE(_hg_rec_init(&R, NULL) == 0);
+  REQUIRE(_hg_rq_init(&Q, &R, 12) == 0);
+  uint32_t a = stack(0xa), b = stack(0xb);
+  _hg_rq_push(&Q, &R, HG_RQ_ADD, 0x5000, 32, a);
+  _hg_rq_drain(&Q, &R, UINT64_MAX);
+  /* freed and handed out again within a run: one update */
+  _hg_rq_push(&Q, &R, HG_RQ_REMOVE, 0x5000, 32, 0);
+  _hg_rq_push(&Q, &R, HG_RQ_ADD, 0x5000, 48, b);
+  CHECK_EQ_U(_hg_rq_drain(&Q, &R, UINT64_MAX), 2);
+  CHECK_EQ_U(_hg_rec_lookup(&R, 0x5000), b);
+  CHECK_EQ_U(_hg_rec_count(&R, a)->count_fx, 0);
+  CHECK_EQ_U(_hg_rec_count(&R, a)->bytes, 0);
+  CHECK_EQ_U(_hg_rec_count(&R, b)->bytes, 48);
+  CHECK_EQ_U(R.live, 1);
+  /* allocated and freed within a run: nothing */
+  _hg_rq_push(&Q, &R, HG_RQ_ADD, 0x6000, 16, a);
+  _hg_rq_push(&Q, &R, HG_RQ_REMOVE, 0x6000, 16, 0);
+  _hg_rq_drain(&Q, &R, UINT64_MAX);
+  CHECK_EQ_U(_hg_rec_lookup(&R, 0x6000), 0);
+  CHECK_EQ_U(_hg_rec_count(&R, a)->count_fx, 0);
+  CHECK_EQ_U(R.live, 1);
+  /* removed, added, removed: gone, with the first remove's size */
+  _hg_rq_push(&Q, &R, HG_RQ_REMOVE, 0x5000, 48, 0);
+  _hg_rq_push(&Q, &R, HG_RQ_ADD, 0x5000, 64, a);
+  _hg_rq_push(&Q, &R, HG_RQ_REMOVE, 0x5000, 64, 0);
+  _hg_rq_drain(&Q, &R, UINT64_MAX);
+  CHECK_EQ_U(_hg_rec_lookup(&R, 0x5000), 0);
+  CHECK_EQ_U(_hg_rec_count(&R, b)->bytes, 0);
+  CHECK_EQ_U(_hg_rec_count(&R, a)->bytes, 0);
+  CHECK_EQ_U(R.live, 0);
+  /* an add at the end of one run and its remove in the next */
+  for (uintptr_t i = 1; i < HG_RQ_RUN; i++) _hg_rq_push(&Q, &R, HG_RQ_ADD, 0x100000 + i * 16, 16, a);
+  _hg_rq_push(&Q, &R, HG_RQ_ADD, 0x7000, 32, b);
+  _hg_rq_push(&Q, &R, HG_RQ_REMOVE, 0x7000, 32, 0);
+  CHECK_EQ_U(_hg_rq_drain(&Q, &R, UINT64_MAX), HG_RQ_RUN + 1);
+  CHECK_EQ_U(_hg_rec_lookup(&R, 0x7000), 0);
+  CHECK_EQ_U(R.live, HG_RQ_RUN - 1);
+  CHECK_EQ_U(_hg_rec_count(&R, b)->count_fx, 0);
+  _hg_rec_destroy(&R);
+}
+
+/* Netted runs end where applying every event in order ends: a random
+ * allocator-like stream (a pool of addresses, each taken or given back)
+ * through the queue against the same stream applied directly. */
+static struct hg_rec D;
+static void test_netting_equivalence(void) {
+  REQUIRE(_hg_rec_init(&R, NULL) == 0);
+  REQUIRE(_hg_rec_init(&D, NULL) == 0);
+  REQUIRE(_hg_rq_init(&Q, &R, 14) == 0);
+  enum { ADDRS = 700, STACKS = 5 };
+  static uint32_t sz[ADDRS];
+  static uint8_t live[ADDRS];
+  uint32_t sr[STACKS], sd[STACKS];
+  for (uintptr_t k = 0; k < STACKS; k++) {
+    uintptr_t f = 0x100 + k;
+    sr[k] = _hg_rec_intern(&R, &f, 1);
+    sd[k] = _hg_rec_intern(&D, &f, 1);
+  }
+  uint64_t x = 88172645463325252ull;
+  for (int step = 0; step < 200000; step++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    unsigned i = (unsigned)(x % ADDRS), k = (unsigned)((x >> 20) % STACKS);
+    uintptr_t addr = 0x10000000 + (uintptr_t)i * 64;
+    if (live[i]) {
+      _hg_rq_push(&Q, &R, HG_RQ_REMOVE, addr, sz[i], 0);
+      _hg_rec_remove(&D, addr, sz[i]);
+    } else {
+      sz[i] = 16 + (uint32_t)((x >> 40) % 48) * 16;
+      _hg_rq_push(&Q, &R, HG_RQ_ADD, addr, sz[i], sr[k]);
+      _hg_rec_add(&D, addr, sz[i], sd[k]);
+    }
+    live[i] ^= 1;
+    if ((x >> 50) % 997 == 0) _hg_rq_drain(&Q, &R, (x >> 30) % 3000); /* runs cut anywhere */
+  }
+  _hg_rq_drain(&Q, &R, UINT64_MAX);
+  int same = 1;
+  for (unsigned i = 0; i < ADDRS; i++) {
+    uint32_t r = _hg_rec_lookup(&R, 0x10000000 + (uintptr_t)i * 64), d = _hg_rec_lookup(&D, 0x10000000 + (uintptr_t)i * 64);
+    unsigned kr = STACKS, kd = STACKS;
+    for (unsigned k = 0; k < STACKS; k++) kr = sr[k] == r ? k : kr, kd = sd[k] == d ? k : kd;
+    same &= (r == 0) == (d == 0) && kr == kd;
+  }
+  CHECK(same);
+  CHECK_EQ_U(R.live, D.live);
+  for (unsigned k = 0; k < STACKS; k++) {
+    CHECK_EQ_U(_hg_rec_count(&R, sr[k])->count_fx, _hg_rec_count(&D, sd[k])->count_fx);
+    CHECK_EQ_U(_hg_rec_count(&R, sr[k])->bytes, _hg_rec_count(&D, sd[k])->bytes);
+  }
+  _hg_rec_destroy(&R);
+  _hg_rec_destroy(&D);
+}
+
 /* Threads pass blocks to each other through a shared pool (as an allocator
  * does): each remove is pushed before the block goes back to the pool, each
  * add after it came out, with a drainer thread applying batches and a ring
@@ -187,6 +282,8 @@ int main(void) {
   RUN(test_order);
   RUN(test_reservation);
   RUN(test_orphans);
+  RUN(test_netting);
+  RUN(test_netting_equivalence);
   RUN(test_threads);
   RUN(test_budget);
   return hg_test_done();
