@@ -67,17 +67,18 @@ __attribute__((noinline)) static void recurse(struct run *u, int d) {
   __asm__ volatile("" ::: "memory"); /* no tail call: a frame per level */
 }
 
-/* Two callers of mid() with the same frame, called from one call site:
+/* Two callers of mid() with the same frame (bodies differ: never folded
+ * into one), called from one call site:
  * mid's frame is at the same stack pointer under either. */
 __attribute__((noinline)) static void mid(struct run *u) {
   leaf(u);
   __asm__ volatile("" ::: "memory");
 }
-__attribute__((noinline, noipa)) static void outer_a(struct run *u) {
+__attribute__((noinline)) static void outer_a(struct run *u) {
   mid(u);
   __asm__ volatile("nop" ::: "memory");
 }
-__attribute__((noinline, noipa)) static void outer_b(struct run *u) {
+__attribute__((noinline)) static void outer_b(struct run *u) {
   mid(u);
   __asm__ volatile("nop; nop" ::: "memory");
 }
