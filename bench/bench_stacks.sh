@@ -23,7 +23,7 @@ W=$B/bench/bench_stacks_work
 CLI=$B/heapgraph
 ITER=${HG_BENCH_ITER:-4000000}
 LIVE=${HG_BENCH_LIVE:-1000000}
-ROUNDS=${HG_BENCH_ROUNDS:-3}
+ROUNDS=${HG_BENCH_ROUNDS:-5}
 tmp=$(mktemp -d /tmp/hg_bstacks.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 # wall and CPU (user + sys of the process and its children, e.g. heaptrack's
