@@ -136,7 +136,8 @@ static struct hg_unwind_memo *memo_get(void) {
     m = p;
   }
   m->depth = m->whole = m->deep_pause = 0;
-  m->spliced = m->changed = 0;
+  m->spliced = m->changed = m->recalled = 0;
+  for (unsigned i = 0; i < HG_WALKS; i++) m->walks[i].sp0 = 0;
   memo = m;
   pthread_setspecific(memo_key, m);
   return m;
@@ -165,14 +166,11 @@ static inline uint64_t usable_of(void *p, size_t n) {
   return (c < 32 ? 32 : c) - 8;
 }
 
-/* Records p (usable size `size`; n bytes were asked for). (pc, sp): the
- * frame the walk starts from, usually the app's: the return address and
- * CFA of the wrapper glibc was called from (after_alloc). */
-static HOT void record(void *p, uint64_t n, uint64_t size, uintptr_t pc, uintptr_t sp) {
-  in_hook = 1;
-  if (!queued) _hg_rec_prefetch(&rec, (uintptr_t)p); /* the slot's miss overlaps the unwinding */
+/* The stack from (pc, sp), walked and interned (0: the budget is
+ * exhausted); a large block (n bytes) also goes to the monitor. */
+static HOT uint32_t walk_and_intern(void *p, uint64_t n, struct hg_unwind_memo *m, uintptr_t pc, uintptr_t sp,
+                                int large) {
   uintptr_t f[HG_REC_MAX_FRAMES + 8];
-  struct hg_unwind_memo *m = use_cache ? memo_get() : NULL;
   int nf = use_cache ? _hg_unwind_cached(f, (int)rec.max_frames + 8, m, pc, sp)
                      : unw_backtrace((void **)f, (int)rec.max_frames + 8);
   int skip = 0;
@@ -186,10 +184,24 @@ static HOT void record(void *p, uint64_t n, uint64_t size, uintptr_t pc, uintptr
   uint32_t id = k == (uint32_t)(nf - skip) && _hg_unwind_hash(m, skip, nf, &st)
                     ? _hg_rec_intern_hashed(&rec, f + skip, k, st)
                     : _hg_rec_intern(&rec, f + skip, k);
+  if (m) _hg_unwind_keep(m, nf, id);
+  if (large) _hg_large_push((uintptr_t)p, n, id, f + skip, k);
+  return id;
+}
+
+/* Records p (usable size `size`; n bytes were asked for). (pc, sp): the
+ * frame the walk starts from, usually the app's: the return address and
+ * CFA of the wrapper glibc was called from (after_alloc). */
+static HOT void record(void *p, uint64_t n, uint64_t size, uintptr_t pc, uintptr_t sp) {
+  in_hook = 1;
+  if (!queued) _hg_rec_prefetch(&rec, (uintptr_t)p); /* the slot's miss overlaps the unwinding */
+  struct hg_unwind_memo *m = use_cache ? memo_get() : NULL;
+  int large = large_T && n >= large_T; /* the monitor wants the frames */
+  uint32_t id = m && !large ? _hg_unwind_recall(m, pc, sp) : 0;
+  if (!id) id = walk_and_intern(p, n, m, pc, sp, large);
   if (id && queued) _hg_rq_push(&rq, &rec, HG_RQ_ADD, (uintptr_t)p, size, id);
   else if (id) _hg_rec_add(&rec, (uintptr_t)p, size, id);
   else __atomic_fetch_add(&rec.dropped, 1, __ATOMIC_RELAXED);
-  if (large_T && n >= large_T) _hg_large_push((uintptr_t)p, n, id, f + skip, k);
   in_hook = 0;
 }
 

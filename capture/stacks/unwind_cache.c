@@ -172,6 +172,38 @@ static int walk(uintptr_t *out, int max, uintptr_t pc, uintptr_t sp, uintptr_t h
   return n;
 }
 
+/* ---- kept walks (unwind_cache.h) ---- */
+
+static inline struct hg_walk *walk_slot(struct hg_unwind_memo *m, uintptr_t pc, uintptr_t sp) {
+  return &m->walks[(((pc ^ (sp << 7)) * 0x9e3779b97f4a7c15ull) >> 60) & (HG_WALKS - 1)];
+}
+
+uint32_t _hg_unwind_recall(struct hg_unwind_memo *m, uintptr_t pc, uintptr_t sp) {
+  const struct hg_walk *w = walk_slot(m, pc, sp);
+  if (w->sp0 != sp || w->pc[0] != pc || w->gen != __atomic_load_n(&rules_gen, __ATOMIC_ACQUIRE)) return 0;
+  /* frame i's return address is at its sp - 8: read inside out, as the
+   * walk would, up to the first that changed */
+  for (uint32_t i = 1; i < w->n; i++)
+    if (*(const uintptr_t *)(sp + w->off[i] - 8) != w->pc[i]) return 0;
+  m->recalled++;
+  return w->id;
+}
+
+void _hg_unwind_keep(struct hg_unwind_memo *m, int n, uint32_t id) {
+  if (!m || !m->whole || (uint32_t)n != m->depth || n > HG_WALK_FRAMES || !id) return;
+  uintptr_t pc = m->pc[n - 1], sp = m->sp[n - 1];
+  if (m->sp[0] - sp > UINT32_MAX) return;
+  struct hg_walk *w = walk_slot(m, pc, sp);
+  for (int i = 0; i < n; i++) {
+    w->pc[i] = m->pc[n - 1 - i];
+    w->off[i] = (uint32_t)(m->sp[n - 1 - i] - sp);
+  }
+  w->sp0 = sp;
+  w->id = id;
+  w->n = (uint32_t)n;
+  w->gen = m->gen;
+}
+
 #define DEEP_PAUSE 64u /* walks without the memo after one too deep for it */
 
 int _hg_unwind_cached(uintptr_t *out, int max, struct hg_unwind_memo *m, uintptr_t pc, uintptr_t sp) {
