@@ -9,7 +9,8 @@
  * whose outer part changed), longjmp out of a deep stack (memo frames below
  * the stack pointer), stacks deeper than the memo, threads at once and a
  * thread that inherits an exited thread's memo. The memo's own counters
- * show that the splice and the changed-outer-part paths both ran.
+ * show that the kept-walk, the splice and the changed-outer-part paths all
+ * ran.
  *
  * A static link of libheapgraph_stacks.a, built without frame pointers.
  */
