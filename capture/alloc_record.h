@@ -178,6 +178,10 @@ extern void *_hg_hook_malloc;
  * recorder. */
 struct hg_cap;
 int _hg_stacks_write(struct hg_cap *c);
+/* Looks up the stack ids of up to n more nodes, in node order, for
+ * _hg_stacks_write (the capture's idle moments: the scan's capturing thread
+ * waiting for its helper). Returns how many; 0 when there is nothing to do. */
+uint32_t _hg_stacks_ahead(struct hg_cap *c, uint32_t n);
 /* The portable part of hg_stacks_start (alloc_write.c): once only
  * (HG_EBUSY), defaults when o is NULL, the recorder's tables and the
  * large-allocation monitor (its threshold then in _hg_large_threshold). The

@@ -104,6 +104,46 @@ static struct hg_stack_frame frame_of(const struct hg_cap *c, uint32_t n, uintpt
 static uint32_t ids[16384];
 #define LOOKAHEAD 16u /* live-map slots prefetched ahead of the node written */
 
+uint32_t _hg_stacks_ahead(struct hg_cap *c, uint32_t n) {
+  struct hg_rec *r = _hg_rec_global;
+  if (!r || c->ids_off) return 0;
+  if (!c->stack_ids.base && _hg_vec_init(&c->scratch, &c->stack_ids, 4, (size_t)UINT32_MAX)) {
+    c->ids_off = 1;
+    return 0;
+  }
+  const struct hg_segment *seg = (const struct hg_segment *)c->segments.base;
+  size_t nseg = _hg_vec_len(&c->segments);
+  uint32_t k = 0, i = c->ids_done;
+  while (k < n && c->ids_seg < nseg) {
+    const struct hg_segment *s = &seg[c->ids_seg];
+    uint32_t end = s->first + s->count;
+    if (i < s->first || i > end) { /* nodes are numbered through the segments in order */
+      c->ids_off = 1;
+      return 0;
+    }
+    uint32_t m = end - i < n - k ? end - i : n - k;
+    if (!m) {
+      c->ids_seg++;
+      continue;
+    }
+    uint32_t *out = _hg_vec_push(&c->stack_ids, m);
+    if (!out) {
+      c->ids_off = 1; /* the scratch budget: _hg_stacks_write looks them up */
+      _hg_vec_truncate(&c->stack_ids, 0);
+      c->ids_done = 0;
+      return 0;
+    }
+    int malloc_seg = (s->flags & HG_NODE_MALLOC) != 0;
+    for (uint32_t j = 0; j < m; j++, i++) {
+      if (malloc_seg && i + LOOKAHEAD < end) _hg_rec_prefetch(r, (uintptr_t)_hg_node_addr(c, s, i + LOOKAHEAD));
+      out[j] = malloc_seg ? _hg_rec_lookup(r, (uintptr_t)_hg_node_addr(c, s, i)) : 0;
+    }
+    k += m;
+    c->ids_done = i;
+  }
+  return k;
+}
+
 int _hg_stacks_write(struct hg_cap *c) {
   struct hg_rec *r = _hg_rec_global;
   if (!r) return 0;
@@ -129,6 +169,8 @@ int _hg_stacks_write(struct hg_cap *c) {
   }
   /* node i of the writer is the i-th node of the segments, in order */
   uint32_t total = _hg_node_count(c);
+  uint32_t done = c->ids_off ? 0 : c->ids_done;
+  const uint32_t *pre = (const uint32_t *)c->stack_ids.base;
   if (total == hg_writer_node_count(c->w)) {
     uint32_t fill = 0, first = 0;
     const struct hg_segment *seg = (const struct hg_segment *)c->segments.base;
@@ -137,10 +179,11 @@ int _hg_stacks_write(struct hg_cap *c) {
       int malloc_seg = (s->flags & HG_NODE_MALLOC) != 0;
       for (uint32_t i = s->first; i < s->first + s->count; i++) {
         /* each lookup is a cache miss in the live map: start the one
-         * LOOKAHEAD nodes on first, so they overlap */
-        if (malloc_seg && i + LOOKAHEAD < s->first + s->count)
+         * LOOKAHEAD nodes on first, so they overlap (most were looked up
+         * while the scan waited: _hg_stacks_ahead) */
+        if (malloc_seg && i + LOOKAHEAD >= done && i + LOOKAHEAD < s->first + s->count)
           _hg_rec_prefetch(r, (uintptr_t)_hg_node_addr(c, s, i + LOOKAHEAD));
-        uint32_t id = malloc_seg ? _hg_rec_lookup(r, (uintptr_t)_hg_node_addr(c, s, i)) : 0;
+        uint32_t id = i < done ? pre[i] : malloc_seg ? _hg_rec_lookup(r, (uintptr_t)_hg_node_addr(c, s, i)) : 0;
         ids[fill++] = id <= ns ? id : 0;
         if (fill == sizeof ids / sizeof ids[0]) {
           if ((rc = hg_writer_node_stacks(c->w, first, fill, ids))) return rc;

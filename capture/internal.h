@@ -161,6 +161,11 @@ struct hg_cap {
   struct hg_vec helper_stack; /* the helper thread's stack (platform.h)   */
   struct hg_vec ring;       /* scan_pipe.c: resolved edges between the threads */
   struct hg_vec toks;       /* scan_pipe.c: the helper's identify() tokens  */
+  struct hg_vec stack_ids;  /* alloc_write.c: uint32 allocation-stack id of
+                               nodes 0..ids_done-1, looked up ahead while
+                               the scan waits for its helper                 */
+  uint32_t ids_done, ids_seg; /* how far, and the segment it is in          */
+  int ids_off;              /* no room for them: looked up when written     */
   int helper_used;          /* the scan ran pipelined on a helper thread    */
   struct hg_scan_state scan; /* names.c, scan_pipe.c (reset at each scan)   */
   uint64_t prefault_pages;  /* pages the helper touched ahead of the walk   */

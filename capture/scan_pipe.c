@@ -12,6 +12,7 @@
  * thread. Compiled a second time with a 64-entry ring (HG_SCAN_RING, see
  * mk/capture.mk) so that tests reach the full-ring and wait paths.
  */
+#include "capture/alloc_record.h"
 #include "capture/atomic.h"
 #include "capture/scan.h"
 
@@ -186,7 +187,7 @@ static inline void consumed(struct hg_pipe *p, uint32_t tail, uint32_t ntail) {
  * two share a core (a busy machine, the app's own threads in fork mode)
  * each hand-off carries a lot of work instead of costing a time slice per
  * batch. */
-static void wait_work(struct hg_pipe *p, uint32_t tail, uint32_t i, uint32_t total) {
+static void wait_work(struct hg_cap *c, struct hg_pipe *p, uint32_t tail, uint32_t i, uint32_t total) {
   uint32_t lag = p->toks ? NODES_WANT_TOKS : NODES_WANT;
   uint32_t want = total - i > lag ? i + lag : total;
   for (uint32_t spin = 0;; spin++) {
@@ -194,6 +195,11 @@ static void wait_work(struct hg_pipe *p, uint32_t tail, uint32_t i, uint32_t tot
     if (_hg_atomic_load_acquire(&p->head) - tail >= RING_WANT ||
         _hg_atomic_load_acquire(&p->done_nodes) >= want)
       return;
+    /* the moment is used: allocation-stack ids for later (a few µs) */
+    if (_hg_stacks_ahead(c, 256)) {
+      spin = 0;
+      continue;
+    }
     if (!backoff(spin)) continue;
     _hg_atomic_store(&p->main_sleeps, 1);
     if (_hg_atomic_load(&p->seq) == seq) _hg_plat_wait(&p->seq, seq);
@@ -271,7 +277,7 @@ static int scan_nodes_piped(struct hg_cap *c, struct hg_pipe *p) {
         consumed(p, tail, i);
         told = tail;
         ntold = i;
-        wait_work(p, tail, i, total);
+        wait_work(c, p, tail, i, total);
         done = _hg_atomic_load_acquire(&p->done_nodes);
         head = _hg_atomic_load_acquire(&p->head);
       }

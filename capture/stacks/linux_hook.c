@@ -157,9 +157,11 @@ static void memo_release(void *p) {
 /* Bytes to the next sample (alloc_record.h), from this thread's generator. */
 static int64_t next_gap(void) { return _hg_rec_gap(&rng, sample_T); }
 
-/* Usable size of a block glibc returned for n bytes from malloc/calloc: the
- * chunk is n + 8 rounded up to 16 (at least 32) less the 8-byte header;
- * mmapped chunks (big requests) are asked for. */
+/* Usable size of a block glibc returns for n bytes from malloc/calloc, as
+ * the sampler counts it: the chunk is n + 8 rounded up to 16 (at least 32)
+ * less the 8-byte header (glibc may hand out up to 16 bytes more: the
+ * recorded size is asked for, record); mmapped chunks (big requests) are
+ * asked for. */
 static inline uint64_t usable_of(void *p, size_t n) {
   if (n >= (64u << 10)) return malloc_usable_size(p); /* p is never NULL here */
   uint64_t c = (n + 8 + 15) & ~(uint64_t)15;
@@ -189,11 +191,16 @@ static HOT uint32_t walk_and_intern(void *p, uint64_t n, struct hg_unwind_memo *
   return id;
 }
 
-/* Records p (usable size `size`; n bytes were asked for). (pc, sp): the
+/* Records p (n bytes were asked for). (pc, sp): the
  * frame the walk starts from, usually the app's: the return address and
  * CFA of the wrapper glibc was called from (after_alloc). */
-static HOT void record(void *p, uint64_t n, uint64_t size, uintptr_t pc, uintptr_t sp) {
+static HOT void record(void *p, uint64_t n, uintptr_t pc, uintptr_t sp) {
   in_hook = 1;
+  /* the block's true usable size, not the one the request implies: glibc
+   * hands out a bigger chunk when the rest would be too small to split, and
+   * the free takes away what malloc_usable_size says (the header was just
+   * written: no miss) */
+  uint64_t size = malloc_usable_size(p);
   if (!queued) _hg_rec_prefetch(&rec, (uintptr_t)p); /* the slot's miss overlaps the unwinding */
   struct hg_unwind_memo *m = use_cache ? memo_get() : NULL;
   int large = large_T && n >= large_T; /* the monitor wants the frames */
@@ -220,7 +227,8 @@ static inline int sampled_skip(size_t n) {
   return 0;
 }
 
-/* After glibc returned p for a request of n bytes (usable size u). Always
+/* After glibc returned p for a request of n bytes (usable size u, from the
+ * request for small blocks: what the sampler counts down). Always
  * inlined: the walk starts at the return address and CFA of the function
  * it is in, a wrapper that is usually a tail call from the app's frame, so
  * no frame of ours is walked (one that is gets cut as before). */
@@ -233,7 +241,7 @@ static inline __attribute__((always_inline)) void after_alloc(void *p, uint64_t 
     if (sample_left > 0) return;
     sample_left = next_gap();
   }
-  record(p, n, u, (uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa());
+  record(p, n, (uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa());
 }
 
 static inline void before_free(void *p) {

@@ -71,6 +71,21 @@ NOINLINE void site_pvalloc(void) { hold(pvalloc(100)); }
 NOINLINE void site_calloc(void) { hold(calloc(10, 30)); }
 NOINLINE void site_reallocarray(void) { hold(reallocarray(NULL, 12, 10)); }
 
+/* a bigger chunk than asked for: a freed 2,000-byte block (too big for
+ * glibc's per-thread cache: it goes to the unsorted bin, a guard after it
+ * keeps it from the top chunk) serves a request for 1,990 bytes whole, the
+ * remainder being too small to split, so the block is 16 bytes bigger than
+ * the request implies: its recorded bytes must be what the heap says */
+NOINLINE void site_guard(void) { hold(malloc(64)); }
+NOINLINE void *site_roomy_first(void) { return malloc(2000); }
+NOINLINE void site_roomy(void) { hold(malloc(1990)); }
+static void roomy(void) {
+  void *volatile x = site_roomy_first();
+  site_guard();
+  free(x);
+  site_roomy();
+}
+
 /* threads: 4 x 250 */
 NOINLINE void site_t(void) { hold(malloc(40)); }
 static void *thread_main(void *arg) {
@@ -111,6 +126,7 @@ int main(int argc, char **argv) {
   a_outer();
   site_b();
   chains();
+  roomy();
   for (int i = 0; i < 5; i++) {
     site_posix_memalign();
     site_aligned_alloc();

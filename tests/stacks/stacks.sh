@@ -5,6 +5,8 @@
 #   1. exact live counts per known call site (and per site the snapshot's
 #      nodes), freed sites absent: plain malloc three frames deep, realloc
 #      chains (the block belongs to the last realloc), the memalign family,
+#      a block glibc hands out bigger than asked (bytes per stack = its
+#      nodes' bytes, for every stack),
 #      calloc, reallocarray, 4 threads, a dlopen'd library; fork children
 #      allocating while another thread does (no recorder lock left held);
 #      the snapshot is written at exit with the blocks still live
@@ -64,11 +66,16 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 want = {"site_a": 100, "site_b": 0, "site_r": 0, "site_grow": 10, "site_posix_memalign": 5,
         "site_aligned_alloc": 5, "site_memalign": 5, "site_valloc": 5, "site_pvalloc": 5,
-        "site_calloc": 5, "site_reallocarray": 5, "site_t": 1000, "lib_alloc": 30, "site_child": 0}
+        "site_calloc": 5, "site_reallocarray": 5, "site_t": 1000, "lib_alloc": 30, "site_child": 0,
+        "site_guard": 1, "site_roomy_first": 0, "site_roomy": 1}
 got = {k: [0, 0] for k in want}
 errs = []
 for s in d["stacks"]:
     fns = [f["function"] for f in s["frames"]]
+    # bytes are usable sizes taken at allocation and at free: exactly the
+    # live nodes' sizes, never drifting (glibc may hand out more than asked)
+    if s["bytes"] != s["node_bytes"]:
+        errs.append("stack %d (%s): bytes %d, its nodes' %d" % (s["id"], fns[:3], s["bytes"], s["node_bytes"]))
     site = next((f for f in fns if f in want), None)
     if site is None:
         continue
@@ -92,7 +99,7 @@ if errs:
     print("\n".join(errs))
     sys.exit(1)
 PYEOF
-then ok "exact live counts and nodes per site (malloc, realloc chain, memalign family, threads, dlopen), freed sites absent"
+then ok "exact live counts, bytes and nodes per site (malloc, realloc chain, memalign family, threads, dlopen), freed sites absent"
 else bad "attribution"; fi
 
 # ---- 2. v1 readers ----
