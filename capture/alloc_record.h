@@ -193,9 +193,11 @@ int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o);
  * capture). With every other thread frozen, _hg_stacks_busy says 1 while a
  * thread was caught draining or inside a live-map update (the capture thaws
  * and retries, as for a held allocator lock); _hg_stacks_flush then applies
- * every queued update (those of a thread frozen mid-push stay queued). */
+ * every queued update (those of a thread frozen mid-push stay queued: their
+ * count is returned, and the snapshot's capture metadata says it as
+ * "stacks_unapplied" when it is not 0). */
 void _hg_stacks_pause(int on);
 int _hg_stacks_busy(void);
-void _hg_stacks_flush(void);
+uint64_t _hg_stacks_flush(void);
 
 #endif

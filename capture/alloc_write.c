@@ -58,9 +58,11 @@ int _hg_stacks_busy(void) {
   return 0;
 }
 
-void _hg_stacks_flush(void) {
+uint64_t _hg_stacks_flush(void) {
   struct hg_rec *r = __atomic_load_n(&_hg_rec_global, __ATOMIC_ACQUIRE);
-  if (r && r->queue) _hg_rq_flush(r->queue, r);
+  if (!r || !r->queue) return 0;
+  _hg_rq_flush(r->queue, r);
+  return _hg_rq_pending(r->queue); /* tickets of frozen threads, not filled */
 }
 
 void _hg_stacks_pause(int on) {

@@ -112,6 +112,7 @@ int _hg_capture_meta(struct hg_cap *c, int final) {
   add_num(&b, "busy_retries", c->busy_retries);
   add_num(&b, "scan_helper", (uint64_t)c->helper_used);
   add_num(&b, "prefault_pages", c->prefault_pages);
+  add_num(&b, "stacks_unapplied", c->stacks_unapplied); /* 0: not written */
   return hg_writer_meta(c->w, &b.m);
 }
 
@@ -283,7 +284,7 @@ static int freeze_when_quiet(struct hg_cap *c) {
      * queue batch, a live-map shard) counts as a busy heap: the capture
      * would read figures that disagree with the map */
     if (c->heap_status || (!_hg_plat_heap_busy(c) && !_hg_stacks_busy())) {
-      _hg_stacks_flush();
+      c->stacks_unapplied = _hg_stacks_flush();
       return 0;
     }
     _hg_plat_thaw(c);

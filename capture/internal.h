@@ -193,6 +193,8 @@ struct hg_cap {
   uint64_t roots, edges;
   uint64_t t_start, t_freeze, t_thaw, pause_ns, walk_ns, scan_ns, write_ns;
   uint64_t busy_retries;
+  uint64_t stacks_unapplied; /* allocation-stack events of frozen threads not
+                                applied to the live map (alloc_record.h)     */
 
   int64_t pid;              /* the captured process (not the fork child)    */
   struct hg_cthread self;   /* the capturing thread at hg_capture() entry   */

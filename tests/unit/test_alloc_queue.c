@@ -197,6 +197,29 @@ static void test_netting_equivalence(void) {
   _hg_rec_destroy(&D);
 }
 
+/* A capture's flush applies what it can and says how many events stay
+ * queued behind a thread frozen between taking its ticket and filling it
+ * (the snapshot's "stacks_unapplied"). */
+static void test_unapplied(void) {
+  REQUIRE(_hg_rec_init(&R, NULL) == 0);
+  REQUIRE(_hg_rq_init(&Q, &R, 6) == 0);
+  R.queue = &Q;
+  struct hg_rec *saved = _hg_rec_global;
+  _hg_rec_global = &R;
+  uint32_t a = stack(0xa);
+  _hg_rq_push(&Q, &R, HG_RQ_ADD, 0x8000, 16, a);
+  uint64_t t = _hg_rq_reserve(&Q, &R); /* its thread frozen here */
+  _hg_rq_push(&Q, &R, HG_RQ_ADD, 0x9000, 16, a);
+  CHECK_EQ_U(_hg_stacks_flush(), 2); /* the open ticket and the event behind it */
+  CHECK_EQ_U(_hg_rec_lookup(&R, 0x8000), a);
+  CHECK_EQ_U(_hg_rec_lookup(&R, 0x9000), 0);
+  _hg_rq_fill(&Q, t, HG_RQ_NOP, 0, 0, 0);
+  CHECK_EQ_U(_hg_stacks_flush(), 0);
+  CHECK_EQ_U(_hg_rec_lookup(&R, 0x9000), a);
+  _hg_rec_global = saved;
+  _hg_rec_destroy(&R);
+}
+
 /* Threads pass blocks to each other through a shared pool (as an allocator
  * does): each remove is pushed before the block goes back to the pool, each
  * add after it came out, with a drainer thread applying batches and a ring
@@ -284,6 +307,7 @@ int main(void) {
   RUN(test_orphans);
   RUN(test_netting);
   RUN(test_netting_equivalence);
+  RUN(test_unapplied);
   RUN(test_threads);
   RUN(test_budget);
   return hg_test_done();
