@@ -174,6 +174,7 @@ int _hg_capture_body(struct hg_cap *c) {
     if (rc && rc != HG_EUNSUPPORTED) return rc;
     if (rc == HG_EUNSUPPORTED && !c->heap_status) c->heap_status = HG_EUNSUPPORTED;
   }
+  if ((rc = _hg_plat_regions_finish(c))) return rc; /* figures read during the walk */
   if (c->heap_status) { /* never guess: no heap nodes at all */
     _hg_vec_truncate(&c->segments, 0);
     _hg_vec_truncate(&c->nodes, 0);

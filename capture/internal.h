@@ -91,6 +91,13 @@ struct hg_cregion {
  * (vm_region_submap_info_64.external_pager == 0). The root scan treats
  * writable private anonymous non-heap memory as holding roots. */
 #define HG_RF_ANON 1u
+/* rss, dirty and swap are not known yet (Linux fork mode reads them during
+ * the heap walk): nothing may take the region for untouched. */
+#define HG_RF_NOFIG 2u
+/* Whether the region is known to have no resident page. */
+static inline int _hg_region_untouched(const struct hg_cregion *r) {
+  return r->rss == 0 && !(r->flags & HG_RF_NOFIG);
+}
 
 struct hg_cimage {
   uint64_t load_addr, bias, size;

@@ -63,6 +63,10 @@ int _hg_plat_heap_busy(struct hg_cap *c);
 
 /* VM regions into c->regions, sorted; marks stacks/images/own memory. */
 int _hg_plat_regions(struct hg_cap *c);
+/* After the heap walk: the regions' figures (Rss, dirty, swap) when
+ * _hg_plat_regions left them for later (Linux fork mode reads them on the
+ * helper thread during the walk). */
+int _hg_plat_regions_finish(struct hg_cap *c);
 /* Thread names, stack ranges (needs regions). */
 int _hg_plat_threads_finish(struct hg_cap *c);
 /* Walks the heap: segments and nodes (in address order) and the freelist

@@ -82,7 +82,7 @@ static int scan_anon(struct hg_cap *c) {
   size_t nseg = _hg_vec_len(&c->segments), k = 0;
   for (size_t i = 0; i < _hg_vec_len(&c->regions); i++) {
     const struct hg_cregion *r = _hg_vec_at(&c->regions, i);
-    if (r->kind != HG_RK_OTHER || r->rss == 0 || _hg_region_reservation(r) ||
+    if (r->kind != HG_RK_OTHER || _hg_region_untouched(r) || _hg_region_reservation(r) ||
         (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) != (HG_PROT_READ | HG_PROT_WRITE))
       continue;
     if (!(r->flags & HG_RF_ANON)) continue;

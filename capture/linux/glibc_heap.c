@@ -226,7 +226,7 @@ static int mmapped_areas(struct walk *wk, size_t heaps_mark) {
         (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) != (HG_PROT_READ | HG_PROT_WRITE))
       continue;
     if (r->name && strncmp(names + r->name, "[anon:", 6) != 0) continue;
-    if (r->rss == 0 || _hg_region_reservation(r)) continue;
+    if (_hg_region_untouched(r) || _hg_region_reservation(r)) continue;
     uint64_t run_end = r->start, p = r->start, cl_lo = 0, cl_hi = 0;
     int check = r->kind != HG_RK_OTHER;
     while (p + 4096 <= r->end) {

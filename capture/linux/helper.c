@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "capture/linux/linux.h"
 #include "capture/platform.h"
 
 #if defined(__has_feature)
@@ -37,40 +38,34 @@
 
 #define STACK_BYTES (64u * 1024u)
 
-static long raw_futex(volatile uint32_t *addr, int op, uint32_t val) {
+long _hg_linux_syscall4(long nr, long a, long b, long c, long d) {
 #if defined(__x86_64__)
   long ret;
-  register long r10 __asm__("r10") = 0; /* no timeout */
+  register long r10 __asm__("r10") = d;
   __asm__ volatile("syscall"
                    : "=a"(ret)
-                   : "a"((long)SYS_futex), "D"(addr), "S"((long)op), "d"((long)val), "r"(r10)
+                   : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
                    : "rcx", "r11", "memory");
   return ret;
 #elif defined(__aarch64__)
-  register long x8 __asm__("x8") = SYS_futex;
-  register long x0 __asm__("x0") = (long)addr;
-  register long x1 __asm__("x1") = op;
-  register long x2 __asm__("x2") = val;
-  register long x3 __asm__("x3") = 0;
+  register long x8 __asm__("x8") = nr;
+  register long x0 __asm__("x0") = a;
+  register long x1 __asm__("x1") = b;
+  register long x2 __asm__("x2") = c;
+  register long x3 __asm__("x3") = d;
   __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
   return x0;
 #else
-  (void)addr, (void)op, (void)val;
-  return -1;
+  (void)nr, (void)a, (void)b, (void)c, (void)d;
+  return -38; /* -ENOSYS */
 #endif
 }
 
-void _hg_plat_yield(void) {
-#if defined(__x86_64__)
-  long ret;
-  __asm__ volatile("syscall" : "=a"(ret) : "a"((long)SYS_sched_yield) : "rcx", "r11", "memory");
-  (void)ret;
-#elif defined(__aarch64__)
-  register long x8 __asm__("x8") = SYS_sched_yield;
-  register long x0 __asm__("x0") = 0;
-  __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8) : "memory");
-#endif
+static long raw_futex(volatile uint32_t *addr, int op, uint32_t val) {
+  return _hg_linux_syscall4(SYS_futex, (long)(uintptr_t)addr, op, (long)val, 0); /* no timeout */
 }
+
+void _hg_plat_yield(void) { _hg_linux_syscall4(SYS_sched_yield, 0, 0, 0, 0); }
 
 void _hg_plat_wait(volatile uint32_t *addr, uint32_t val) {
   raw_futex(addr, FUTEX_WAIT_PRIVATE, val);

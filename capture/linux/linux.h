@@ -49,5 +49,14 @@ int _hg_linux_list_tids(void (*fn)(void *arg, uint64_t tid), void *arg);
  * touched. A no-op outside fork mode or without a helper. */
 void _hg_prefault_start(struct hg_cap *c, const uint64_t *ranges, size_t n, size_t stride);
 uint64_t _hg_prefault_stop(struct hg_cap *c);
+/* Before _hg_prefault_start: once its pages are touched the helper also
+ * reads /proc/self/smaps into buf (cap bytes), so the region figures need
+ * not hold up the walk (maps.c). After _hg_prefault_stop: the bytes read,
+ * or -1 when the helper did not run or the file did not fit. */
+void _hg_prefault_want_smaps(char *buf, size_t cap);
+long _hg_prefault_smaps(void);
+/* A system call with up to four arguments, without libc (no errno): what a
+ * helper thread may use. -errno on failure. */
+long _hg_linux_syscall4(long nr, long a, long b, long c, long d);
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * maps.c — VM regions from /proc/self/smaps: range, protection, path or
  * pseudo-name, Rss, dirty and swapped bytes; marks heapgraph's own memory
- * and links regions to their image.
+ * and links regions to their image. In fork mode the ranges come first from
+ * /proc/self/maps and the figures after the heap walk, from the smaps text
+ * the helper read during it (prefault.c).
  *
  * Runs while the heap is frozen: raw open/read into capture scratch, no
  * malloc, no stdio. Dirty = Private_Dirty + Shared_Dirty (in fork mode the
@@ -113,9 +115,63 @@ static void classify(struct hg_cap *c) {
   }
 }
 
-int _hg_plat_regions(struct hg_cap *c) {
-  int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+/* ---- the region figures (smaps), apart from the ranges ---- */
+
+static struct {
+  struct hg_vec buf;   /* fork mode: smaps as the helper read it            */
+  int deferred;        /* the figures are still to come (after the walk)     */
+  long cur;            /* stats_line: region the lines are about, or -1      */
+  size_t matched;
+} st; /* one capture at a time (capture lock) */
+
+/* A line of smaps for regions already known (from maps): a header selects
+ * the region with the same range (none: an area mapped since, e.g. the
+ * helper's stack), its figure lines fill it in. */
+static int stats_line(struct hg_cap *c, const char *p, const char *end) {
+  uint64_t lo, hi;
+  const char *q = parse_hex(p, end, &lo);
+  if (q && q < end && *q == '-' && (q = parse_hex(q + 1, end, &hi)) && q < end && *q == ' ') {
+    st.cur = -1;
+    size_t a = 0, b = _hg_vec_len(&c->regions); /* sorted by start */
+    while (a < b) {
+      size_t m = a + (b - a) / 2;
+      if (((struct hg_cregion *)_hg_vec_at(&c->regions, m))->start < lo) a = m + 1;
+      else b = m;
+    }
+    struct hg_cregion *r = a < _hg_vec_len(&c->regions) ? _hg_vec_at(&c->regions, a) : NULL;
+    if (r && r->start == lo && r->end == hi) {
+      r->rss = r->dirty = r->swap = 0;
+      r->flags &= ~HG_RF_NOFIG;
+      st.cur = (long)a;
+      st.matched += r->kind != HG_RK_OWN;
+    }
+    return 0;
+  }
+  if (st.cur < 0) return 0;
+  struct hg_cregion *r = _hg_vec_at(&c->regions, (size_t)st.cur);
+  if (starts(p, end, "Rss:")) r->rss = parse_kb(p, end);
+  else if (starts(p, end, "Private_Dirty:") || starts(p, end, "Shared_Dirty:")) r->dirty += parse_kb(p, end);
+  else if (starts(p, end, "Swap:")) r->swap = parse_kb(p, end);
+  return 0;
+}
+
+/* Calls fn on every line of text [p, p + n); the last one may lack its
+ * newline. */
+static int lines(struct hg_cap *c, const char *p, size_t n, int (*fn)(struct hg_cap *, const char *, const char *)) {
+  size_t start = 0;
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    if (p[i] != '\n') continue;
+    rc = fn(c, p + start, p + i);
+    start = i + 1;
+  }
+  if (!rc && start < n) rc = fn(c, p + start, p + n);
+  return rc;
+}
+
+/* Reads the file at path a buffer at a time, calling fn on each line. */
+static int read_lines(struct hg_cap *c, const char *path, int (*fn)(struct hg_cap *, const char *, const char *)) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return HG_EIO;
   size_t mark = _hg_vec_len(&c->work);
   char *buf = _hg_vec_push(&c->work, BUF_BYTES / 8);
@@ -132,24 +188,62 @@ int _hg_plat_regions(struct hg_cap *c) {
       break;
     }
     have += (size_t)k;
-    size_t start = 0;
-    for (size_t i = 0; i < have && !rc; i++) {
-      if (buf[i] != '\n') continue;
-      rc = line(c, buf + start, buf + i);
-      start = i + 1;
-    }
-    if (rc) break;
     if (k == 0) {
-      if (start < have) rc = line(c, buf + start, buf + have);
+      rc = lines(c, buf, have, fn);
       break;
     }
-    memmove(buf, buf + start, have - start);
-    have -= start;
-    if (have == BUF_BYTES) have = 0; /* absurd line: drop it */
+    size_t last = have; /* complete lines only; the rest waits for more */
+    while (last > 0 && buf[last - 1] != '\n') last--;
+    if (last == 0) {
+      if (have == BUF_BYTES) have = 0; /* absurd line: drop it */
+      continue;
+    }
+    if ((rc = lines(c, buf, last, fn))) break;
+    memmove(buf, buf + last, have - last);
+    have -= last;
   }
   close(fd);
   _hg_vec_truncate(&c->work, mark);
+  return rc;
+}
+
+/* In fork mode, when a helper can run, the ranges come from /proc/self/maps
+ * now (no page table is walked for them) and the figures from smaps, read
+ * by the helper during the heap walk (prefault.c) and parsed after it
+ * (_hg_plat_regions_finish); elsewhere smaps gives both at once. */
+int _hg_plat_regions(struct hg_cap *c) {
+  st.deferred = 0;
+  int defer = c->mode == HG_MODE_FORK && c->shared && _hg_plat_helper_available(c);
+  int rc = read_lines(c, defer ? "/proc/self/maps" : "/proc/self/smaps", line);
+  if (rc == HG_EIO && !defer) rc = read_lines(c, "/proc/self/maps", line);
   if (rc) return rc;
   classify(c);
+  if (defer) {
+    for (size_t i = 0; i < _hg_vec_len(&c->regions); i++)
+      ((struct hg_cregion *)_hg_vec_at(&c->regions, i))->flags |= HG_RF_NOFIG;
+    /* room for ~2 KiB of smaps per region (~1 KiB is usual) */
+    size_t cap = _hg_vec_len(&c->regions) * 2048 + 65536;
+    char *buf = NULL;
+    if (!_hg_vec_init(&c->scratch, &st.buf, 1, cap)) buf = _hg_vec_push(&st.buf, cap);
+    if (buf) _hg_prefault_want_smaps(buf, cap);
+    st.deferred = 1;
+  }
   return 0;
+}
+
+int _hg_plat_regions_finish(struct hg_cap *c) {
+  if (!st.deferred) return 0;
+  st.deferred = 0;
+  long n = _hg_prefault_smaps();
+  size_t want = 0;
+  for (size_t i = 0; i < _hg_vec_len(&c->regions); i++)
+    want += ((struct hg_cregion *)_hg_vec_at(&c->regions, i))->kind != HG_RK_OWN;
+  st.cur = -1;
+  st.matched = 0;
+  if (n >= 0 && !lines(c, (const char *)st.buf.base, (size_t)n, stats_line) && st.matched >= want) return 0;
+  /* not read, or regions that smaps showed otherwise: read it now */
+  st.cur = -1;
+  st.matched = 0;
+  int rc = read_lines(c, "/proc/self/smaps", stats_line);
+  return rc == HG_EIO ? 0 : rc; /* no figures is not an error (maps had the ranges) */
 }

@@ -9,11 +9,14 @@
  * itself in fork mode and in suspend mode and checks: every live block is a
  * node with its exact usable size, no freed block is a node, every planted
  * pointer is an edge with the right offset and kind, every block that must
- * be mmapped is a node flagged so. The glibc matrix (make check-matrix)
+ * be mmapped is a node flagged so, and the regions' figures (Rss, dirty:
+ * in fork mode the helper reads them during the walk) are those of a
+ * mapping written all over and of one never touched. The glibc matrix (make check-matrix)
  * runs it on every glibc our users run.
  */
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +150,38 @@ static void plant_bss(void) {
   for (size_t i = 0; i < BSS_WORDS; i += 512) bss_roots[i] = live[(i / 512) % nlive].p;
 }
 
+/* Two mappings with known figures: one written all over, one never read
+ * (read-only, so that it is not merged with a neighbour that was). */
+#define FIG_BYTES (256u * 1024u)
+static char *fig_touched, *fig_untouched;
+static void make_figures(void) {
+  fig_touched = mmap(NULL, FIG_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  fig_untouched = mmap(NULL, FIG_BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (fig_touched != MAP_FAILED) memset(fig_touched, 0x5a, FIG_BYTES);
+}
+
+static const struct hg_region *region_of(const struct hg_graph *g, const void *p) {
+  for (uint32_t i = 0; i < g->region_count; i++)
+    if ((uintptr_t)p >= g->regions[i].start && (uintptr_t)p - g->regions[i].start < g->regions[i].size)
+      return &g->regions[i];
+  return NULL;
+}
+
+static void check_figures(const struct hg_graph *g) {
+  REQUIRE(fig_touched != MAP_FAILED && fig_untouched != MAP_FAILED);
+  const struct hg_region *t = region_of(g, fig_touched), *u = region_of(g, fig_untouched);
+  REQUIRE(t && u);
+  if (t->resident < FIG_BYTES || t->dirty < FIG_BYTES)
+    fprintf(stderr, "%s: written mapping: resident %llu, dirty %llu\n", mode_name,
+            (unsigned long long)t->resident, (unsigned long long)t->dirty);
+  CHECK(t->resident >= FIG_BYTES && t->dirty >= FIG_BYTES);
+  if (u->size == FIG_BYTES) CHECK_EQ_U(u->resident, 0); /* alone (not merged): nothing resident */
+  const struct hg_region *h = NULL;
+  for (uint32_t i = 0; i < g->region_count; i++)
+    if (g->regions[i].name && !strcmp(g->regions[i].name, "[heap]")) h = &g->regions[i];
+  CHECK(h && h->resident > 0 && h->dirty > 0);
+}
+
 static void check_snapshot(const char *path) {
   struct hg_load_error err;
   struct hg_graph *g = hg_graph_load(path, &err);
@@ -220,6 +255,7 @@ static void check_snapshot(const char *path) {
   CHECK_EQ_U(bss_global, bss_want);
   CHECK_EQ_U(bss_other, 0);
   CHECK(g->meta.heap_status && !strcmp(g->meta.heap_status, "ok"));
+  check_figures(g);
   hg_graph_free(g);
 }
 
@@ -295,6 +331,7 @@ int main(int argc, char **argv) {
   pthread_mutex_unlock(&lock);
   plant_pointers();
   plant_bss();
+  make_figures();
   RUN(test_fork);
   RUN(test_suspend);
   RUN(test_fork_alone);
