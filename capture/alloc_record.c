@@ -13,8 +13,7 @@
 #include "heapgraph.h"
 
 #define MAP_INITIAL 1024u /* slots per shard at start (8 KiB)               */
-#define FILTER_BITS 15u   /* counting filter: 2^15 saturating uint8 buckets
-                             (32 KiB: stays in cache), sampled mode only   */
+#define FILTER_BITS HG_REC_FILTER_BITS
 
 #define HUGE (2u << 20)
 
@@ -63,14 +62,7 @@ static void spin_lock(int *l) {
 }
 static void spin_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
-static uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
+static inline uint64_t mix(uint64_t x) { return _hg_rec_mix(x); }
 
 /* The final mix of a folded stack hash (alloc_record.h): never 0. */
 static uint64_t hash_final(uint64_t h) { return mix(h) | 1; }
@@ -267,14 +259,11 @@ int64_t _hg_rec_gap(uint64_t *rng, uint64_t T) {
 
 static inline uint64_t key_of(uintptr_t addr) { return (uint64_t)addr >> ADDR_SHIFT; }
 
+/* the same hash as _hg_rec_addr_hash (alloc_record.h) */
 static inline uint64_t ahash(uint64_t key) { return mix(key); }
 
 static inline uint8_t *bucket(const struct hg_rec *r, uint64_t h) {
   return &r->filter[h >> (64 - FILTER_BITS)];
-}
-
-int _hg_rec_maybe(const struct hg_rec *r, uintptr_t addr) {
-  return __atomic_load_n(bucket(r, ahash(key_of(addr))), __ATOMIC_RELAXED) != 0;
 }
 
 static struct hg_rec_shard *shard_of(const struct hg_rec *r, uint64_t h) {

@@ -27,6 +27,8 @@
 #define HG_REC_SHARDS 64u          /* at most; in use: r->shards_used     */
 #define HG_REC_STACK_ID_BITS 21u   /* stack ids 1 .. 2^21-1                  */
 #define HG_REC_FX 65536u           /* fixed point of per-stack counts        */
+#define HG_REC_FILTER_BITS 15u     /* sampled mode's counting filter: 2^15
+                                      saturating uint8 buckets (32 KiB)      */
 
 /* A stack's identity: read by every allocation (interning), written once. */
 struct hg_rec_stack {
@@ -139,9 +141,23 @@ uint32_t _hg_rec_remove_single(struct hg_rec *r, uintptr_t addr, uint64_t size);
 /* Starts loading addr's live-map slot into the cache (a hint: overlaps the
  * miss with the caller's unwinding or size lookup). */
 void _hg_rec_prefetch(const struct hg_rec *r, uintptr_t addr);
+/* The live map's hash of a block address (a 64-bit finalizer of addr / 16):
+ * its top bits choose the shard and the filter bucket. */
+static inline uint64_t _hg_rec_mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
 /* 0 when addr is certainly not in the live map (lock-free; lets a sampled
- * recorder skip the shard lock on almost every free). */
-int _hg_rec_maybe(const struct hg_rec *r, uintptr_t addr);
+ * recorder skip the shard lock on almost every free). Inline: a sampled
+ * recorder's every free asks. */
+static inline int _hg_rec_maybe(const struct hg_rec *r, uintptr_t addr) {
+  uint64_t h = _hg_rec_mix((uint64_t)addr >> 4);
+  return __atomic_load_n(&r->filter[h >> (64 - HG_REC_FILTER_BITS)], __ATOMIC_RELAXED) != 0;
+}
 /* Stack id recorded for addr, 0 if none. No lock: safe in a frozen process or
  * a fork child (a map being resized is read through its published table). */
 uint32_t _hg_rec_lookup(const struct hg_rec *r, uintptr_t addr);

@@ -99,17 +99,22 @@ static int on;               /* recording                                  */
 static int use_cache;        /* cached rules (unwind_cache.c) or unw_backtrace */
 static uint64_t sample_T;    /* copy of rec.sample_bytes                   */
 static uint64_t large_T;     /* copy of the large threshold (0 off)        */
-static __thread int in_hook __attribute__((tls_model("initial-exec")));
-static __thread int64_t sample_left __attribute__((tls_model("initial-exec")));
-static __thread uint64_t rng __attribute__((tls_model("initial-exec")));
-static __thread int counted __attribute__((tls_model("initial-exec"))); /* by sampled_skip */
+/* The thread's state, in one initial-exec TLS block (one offset to load on
+ * the sampled fast path, not one per variable). */
+struct hook_tls {
+  int in_hook;          /* inside the recorder: allocations pass unrecorded  */
+  int counted;          /* the sampler counted this allocation already          */
+  int64_t sample_left;  /* bytes to the next sample                          */
+  uint64_t rng;         /* the sampler's generator (0: not seeded)           */
+  struct hg_unwind_memo *memo; /* unwind_cache.h (memo_get)                 */
+};
+static __thread struct hook_tls me __attribute__((tls_model("initial-exec")));
 
 /* Per-thread unwinder memos (unwind_cache.h): a 4 KiB page each, mapped on
  * a thread's first recorded allocation (counted in the budget), given back
  * to a free list when the thread exits (a pthread key's destructor) and
  * reused by the next thread. MEMO_NONE: none to be had (budget or mmap). */
 #define MEMO_NONE ((struct hg_unwind_memo *)1)
-static __thread struct hg_unwind_memo *memo __attribute__((tls_model("initial-exec")));
 static pthread_key_t memo_key;
 static int memo_ready;             /* memo_key exists                       */
 static int memo_lock;              /* memo_free                             */
@@ -123,30 +128,30 @@ static void memo_lock_drop(void) { __atomic_store_n(&memo_lock, 0, __ATOMIC_RELE
 /* This thread's memo or NULL; in_hook must be set (may map, and
  * pthread_setspecific may malloc). */
 static struct hg_unwind_memo *memo_get(void) {
-  struct hg_unwind_memo *m = memo;
+  struct hg_unwind_memo *m = me.memo;
   if (__builtin_expect(m != NULL, 1)) return m == MEMO_NONE ? NULL : m;
   if (!memo_ready) return NULL;
   memo_lock_take();
   if ((m = memo_free)) memo_free = *(struct hg_unwind_memo **)m;
   memo_lock_drop();
   if (!m) {
-    if (_hg_rec_reserve(&rec, sizeof *m)) return memo = MEMO_NONE, NULL;
+    if (_hg_rec_reserve(&rec, sizeof *m)) return me.memo = MEMO_NONE, NULL;
     void *p = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return memo = MEMO_NONE, NULL;
+    if (p == MAP_FAILED) return me.memo = MEMO_NONE, NULL;
     m = p;
   }
   m->depth = m->whole = m->deep_pause = 0;
   m->spliced = m->changed = m->recalled = 0;
   for (unsigned i = 0; i < HG_WALKS; i++) m->walks[i].sp0 = 0;
-  memo = m;
+  me.memo = m;
   pthread_setspecific(memo_key, m);
   return m;
 }
 
-const struct hg_unwind_memo *_hg_stacks_memo_self(void) { return memo == MEMO_NONE ? NULL : memo; }
+const struct hg_unwind_memo *_hg_stacks_memo_self(void) { return me.memo == MEMO_NONE ? NULL : me.memo; }
 
 static void memo_release(void *p) {
-  memo = NULL; /* a later allocation of this thread maps another (the key's
+  me.memo = NULL; /* a later allocation of this thread maps another (the key's
                   destructor runs again for it) */
   memo_lock_take();
   *(struct hg_unwind_memo **)p = memo_free;
@@ -155,7 +160,7 @@ static void memo_release(void *p) {
 }
 
 /* Bytes to the next sample (alloc_record.h), from this thread's generator. */
-static int64_t next_gap(void) { return _hg_rec_gap(&rng, sample_T); }
+static int64_t next_gap(void) { return _hg_rec_gap(&me.rng, sample_T); }
 
 /* Usable size of a block glibc returns for n bytes from malloc/calloc, as
  * the sampler counts it: the chunk is n + 8 rounded up to 16 (at least 32)
@@ -195,7 +200,7 @@ static HOT uint32_t walk_and_intern(void *p, uint64_t n, struct hg_unwind_memo *
  * frame the walk starts from, usually the app's: the return address and
  * CFA of the wrapper glibc was called from (after_alloc). */
 static HOT void record(void *p, uint64_t n, uintptr_t pc, uintptr_t sp) {
-  in_hook = 1;
+  me.in_hook = 1;
   /* the block's true usable size, not the one the request implies: glibc
    * hands out a bigger chunk when the rest would be too small to split, and
    * the free takes away what malloc_usable_size says (the header was just
@@ -209,7 +214,7 @@ static HOT void record(void *p, uint64_t n, uintptr_t pc, uintptr_t sp) {
   if (id && queued) _hg_rq_push(&rq, &rec, HG_RQ_ADD, (uintptr_t)p, size, id);
   else if (id) _hg_rec_add(&rec, (uintptr_t)p, size, id);
   else __atomic_fetch_add(&rec.dropped, 1, __ATOMIC_RELAXED);
-  in_hook = 0;
+  me.in_hook = 0;
 }
 
 #define SMALL_MAX (64u << 10) /* below: usable size is a function of n */
@@ -219,11 +224,11 @@ static HOT void record(void *p, uint64_t n, uintptr_t pc, uintptr_t sp) {
  * zero, the wrapper tail-calls glibc with no further work. 1: skip recording
  * (counted, or inside the hook); 0: take the slow path. */
 static inline int sampled_skip(size_t n) {
-  if (!sample_T || n >= SMALL_MAX || (large_T && n >= large_T) || !rng) return 0;
-  if (in_hook) return 1;
-  sample_left -= (int64_t)usable_of(NULL, n);
-  if (sample_left > 0) return 1;
-  counted = 1; /* the slow path must not count it again */
+  if (!sample_T || n >= SMALL_MAX || (large_T && n >= large_T) || !me.rng) return 0;
+  if (me.in_hook) return 1;
+  me.sample_left -= (int64_t)usable_of(NULL, n);
+  if (me.sample_left > 0) return 1;
+  me.counted = 1; /* the slow path must not count it again */
   return 0;
 }
 
@@ -233,13 +238,13 @@ static inline int sampled_skip(size_t n) {
  * it is in, a wrapper that is usually a tail call from the app's frame, so
  * no frame of ours is walked (one that is gets cut as before). */
 static inline __attribute__((always_inline)) void after_alloc(void *p, uint64_t n, uint64_t u) {
-  if (in_hook) return;
+  if (me.in_hook) return;
   if (sample_T && !(large_T && n >= large_T)) { /* large blocks: always recorded */
-    if (__builtin_expect(!rng, 0)) sample_left = next_gap();
-    if (!counted) sample_left -= (int64_t)u; /* malloc/calloc count small ones first */
-    counted = 0;
-    if (sample_left > 0) return;
-    sample_left = next_gap();
+    if (__builtin_expect(!me.rng, 0)) me.sample_left = next_gap();
+    if (!me.counted) me.sample_left -= (int64_t)u; /* malloc/calloc count small ones first */
+    me.counted = 0;
+    if (me.sample_left > 0) return;
+    me.sample_left = next_gap();
   }
   record(p, n, (uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa());
 }
@@ -399,7 +404,7 @@ static void fork_child(void) {
  * child it does not exist and producers drain the ring when it fills. */
 static void *drainer(void *arg) {
   (void)arg;
-  in_hook = 1;
+  me.in_hook = 1;
   unsigned idle = 0;
   for (;;) {
     uint64_t p = _hg_rq_pending(&rq);
@@ -432,7 +437,7 @@ static void start_queue(void) {
 }
 
 int hg_stacks_start(const struct hg_stacks_options *o) {
-  in_hook = 1; /* what we allocate here is not the app's */
+  me.in_hook = 1; /* what we allocate here is not the app's */
   int rc = _hg_stacks_setup(&rec, o);
   if (!rc) {
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
@@ -451,7 +456,7 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
     __atomic_store_n(&_hg_rec_global, &rec, __ATOMIC_RELEASE);
     __atomic_store_n(&on, 1, __ATOMIC_RELEASE);
   }
-  in_hook = 0;
+  me.in_hook = 0;
   return rc;
 }
 
