@@ -131,6 +131,7 @@ int _hg_large_start(uint64_t threshold, hg_large_fn fn, void *user) {
   void *m = mmap(NULL, sizeof(struct slot) * HG_LARGE_RING, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return HG_ENOMEM;
+  _hg_rec_own_add(m, sizeof(struct slot) * HG_LARGE_RING);
   ring = m;
   callback = fn;
   callback_user = user;

@@ -39,6 +39,7 @@ int _hg_rq_init(struct hg_rq *q, struct hg_rec *r, unsigned order) {
     munmap(p, bytes);
     return HG_ENOMEM;
   }
+  _hg_rec_own_add(p, bytes);
   q->slots = p;
   q->net = (struct hg_rq_net *)((char *)p + ring);
   q->order = (uint16_t *)(q->net + NET);

@@ -6,6 +6,7 @@
  */
 #include "capture/alloc_record.h"
 
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,6 +17,54 @@
 #define FILTER_BITS HG_REC_FILTER_BITS
 
 #define HUGE (2u << 20)
+
+/* ---- the recorder's own mappings (alloc_record.h) ---- */
+
+static struct {
+  int lock;                          /* add / remove (rare)                */
+  uint64_t lo[HG_REC_OWN_MAX], hi[HG_REC_OWN_MAX];
+  uint32_t valid[HG_REC_OWN_MAX];    /* published after lo, hi             */
+} own;
+
+void _hg_rec_own_add(const void *p, size_t n) {
+  while (__atomic_exchange_n(&own.lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  for (unsigned i = 0; i < HG_REC_OWN_MAX; i++)
+    if (!__atomic_load_n(&own.valid[i], __ATOMIC_RELAXED)) {
+      own.lo[i] = (uint64_t)(uintptr_t)p;
+      own.hi[i] = (uint64_t)(uintptr_t)p + ((n + 4095) & ~(size_t)4095);
+      __atomic_store_n(&own.valid[i], 1, __ATOMIC_RELEASE);
+      break;
+    }
+  __atomic_store_n(&own.lock, 0, __ATOMIC_RELEASE);
+}
+
+void _hg_rec_own_remove(const void *p) {
+  while (__atomic_exchange_n(&own.lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  for (unsigned i = 0; i < HG_REC_OWN_MAX; i++)
+    if (__atomic_load_n(&own.valid[i], __ATOMIC_RELAXED) && own.lo[i] == (uint64_t)(uintptr_t)p)
+      __atomic_store_n(&own.valid[i], 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&own.lock, 0, __ATOMIC_RELEASE);
+}
+
+int _hg_rec_own_get(unsigned i, uint64_t *lo, uint64_t *hi) {
+  if (i >= HG_REC_OWN_MAX || !__atomic_load_n(&own.valid[i], __ATOMIC_ACQUIRE)) return 0;
+  *lo = own.lo[i];
+  *hi = own.hi[i];
+  return *lo < *hi;
+}
+
+int _hg_rec_owns(uint64_t lo, uint64_t hi) {
+  for (uint64_t cur = lo; cur < hi;) { /* covered by one mapping after another */
+    uint64_t next = cur;
+    for (unsigned i = 0; i < HG_REC_OWN_MAX; i++) {
+      uint64_t a, b;
+      if (_hg_rec_own_get(i, &a, &b) && a <= cur && cur < b) next = b;
+    }
+    if (next == cur) return 0;
+    cur = next;
+  }
+  return lo < hi;
+}
 
 /* Anonymous memory; tables of 2 MiB or more start on a 2 MiB boundary so
  * that transparent huge pages cover all but their last partial 2 MiB: a
@@ -35,7 +84,13 @@ static void *map(size_t n) {
     madvise(p, n, MADV_HUGEPAGE);
 #endif
   }
+  _hg_rec_own_add(p, n);
   return p;
+}
+
+static void unmap(void *p, size_t n) {
+  _hg_rec_own_remove(p);
+  munmap(p, n);
 }
 
 /* A live-map table: mapped and written once per page now, so that its pages
@@ -127,8 +182,8 @@ int _hg_rec_init(struct hg_rec *r, const struct hg_rec_config *cfg) {
 
 void _hg_rec_destroy(struct hg_rec *r) {
   for (unsigned i = 0; i < HG_REC_SHARDS; i++)
-    if (r->shards[i].slots) munmap(r->shards[i].slots, r->shards[i].cap * 8);
-  if (r->index) munmap(r->index, r->fixed_bytes);
+    if (r->shards[i].slots) unmap(r->shards[i].slots, r->shards[i].cap * 8);
+  if (r->index) unmap(r->index, r->fixed_bytes);
   memset(r, 0, sizeof *r);
 }
 
@@ -299,7 +354,7 @@ static int grow(struct hg_rec *r, struct hg_rec_shard *s) {
   /* publish the complete new table before the old one goes away */
   __atomic_store_n(&s->slots, ns, __ATOMIC_RELEASE);
   __atomic_store_n(&s->cap, ncap, __ATOMIC_RELEASE);
-  munmap(old, ob);
+  unmap(old, ob);
   __atomic_fetch_sub(&r->mem, ob, __ATOMIC_RELAXED);
   return 0;
 }

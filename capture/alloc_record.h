@@ -174,6 +174,18 @@ void _hg_rec_weight(uint64_t T, uint64_t size, uint64_t *count_fx, uint64_t *byt
  * differ). At least 1. No libm. */
 int64_t _hg_rec_gap(uint64_t *rng, uint64_t T);
 
+/* The recorder's own mappings (its tables, the update queue's ring, the
+ * large-allocation ring, the interposer's memos): they hold block
+ * addresses, so a capture must not read them as the app's memory (each
+ * would be a root). Registered when mapped, dropped when unmapped; read
+ * without a lock (a mapping being registered by a frozen thread may be
+ * missed). _hg_rec_owns: [lo, hi) lies wholly in registered mappings. */
+#define HG_REC_OWN_MAX 64u
+void _hg_rec_own_add(const void *p, size_t n);
+void _hg_rec_own_remove(const void *p);
+int _hg_rec_own_get(unsigned i, uint64_t *lo, uint64_t *hi);
+int _hg_rec_owns(uint64_t lo, uint64_t hi);
+
 /* Counts n more bytes of tracking memory; -1 (and status "budget
  * exhausted") when that would pass the budget. */
 int _hg_rec_reserve(struct hg_rec *r, uint64_t n);

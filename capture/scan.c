@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "capture/alloc_record.h"
 #include "capture/platform.h"
 #include "capture/ptrindex.h"
 
@@ -46,21 +47,33 @@ HG_NO_ASAN static int scan_range(struct hg_cap *c, uint64_t lo, uint64_t hi, uin
   return 0;
 }
 
+/* Narrows [lo, cut) / moves skip for a range [a, b) not to be scanned. */
+static inline void exclude(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, uint64_t *cut, uint64_t *skip) {
+  if (b <= lo || a >= hi) return;
+  if (a <= lo) {
+    if (b > *skip) *skip = b;
+  } else if (a < *cut) {
+    *cut = a;
+  }
+}
+
 /* Scans [lo, hi) for roots of kind OTHER, less what a root range covers
  * (scanned under its own kind: an image's bss lies in an anonymous
- * mapping past the file's pages, and was once reported twice). */
+ * mapping past the file's pages, and was once reported twice) and less
+ * the allocation-stack recorder's tables (they hold block addresses: each
+ * would be a root; alloc_record.h), should a region merge them with the
+ * app's memory. */
 static int scan_other(struct hg_cap *c, uint64_t lo, uint64_t hi) {
   size_t nr = _hg_vec_len(&c->ranges);
   while (lo < hi) {
     uint64_t cut = hi, skip = lo; /* scan [lo, cut), or jump to skip */
     for (size_t i = 0; i < nr; i++) {
       const struct hg_crange *g = _hg_vec_at(&c->ranges, i);
-      if (g->hi <= lo || g->lo >= hi) continue;
-      if (g->lo <= lo) {
-        if (g->hi > skip) skip = g->hi;
-      } else if (g->lo < cut) {
-        cut = g->lo;
-      }
+      exclude(g->lo, g->hi, lo, hi, &cut, &skip);
+    }
+    for (unsigned i = 0; i < HG_REC_OWN_MAX; i++) {
+      uint64_t a, b;
+      if (_hg_rec_own_get(i, &a, &b)) exclude(a, b, lo, hi, &cut, &skip);
     }
     if (skip > lo) {
       lo = skip;

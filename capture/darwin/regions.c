@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/alloc_record.h"
 #include "capture/darwin/darwin.h"
 #include "capture/platform.h"
 
@@ -76,7 +77,7 @@ static int add(struct hg_cap *c, uint64_t lo, uint64_t hi, const struct vm_regio
     const char *label = _hg_darwin_tag_label(in->user_tag, buf, sizeof buf);
     r->name = _hg_str_add(&c->strings, label, strlen(label));
   }
-  if (_hg_scratch_owns(&c->scratch, lo, hi)) {
+  if (_hg_scratch_owns(&c->scratch, lo, hi) || _hg_rec_owns(lo, hi)) { /* ours (the recorder's tables too) */
     r->kind = HG_RK_OWN;
     return 0;
   }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capture/alloc_record.h"
 #include "capture/linux/linux.h"
 #include "capture/platform.h"
 
@@ -97,7 +98,8 @@ static void classify(struct hg_cap *c) {
   size_t n = _hg_vec_len(&c->regions), ni = _hg_vec_len(&c->images);
   for (size_t i = 0; i < n; i++) {
     struct hg_cregion *r = _hg_vec_at(&c->regions, i);
-    if (_hg_scratch_owns(&c->scratch, r->start, r->end) || (slo && r->start < shi && r->end > slo)) {
+    if (_hg_scratch_owns(&c->scratch, r->start, r->end) || (slo && r->start < shi && r->end > slo) ||
+        _hg_rec_owns(r->start, r->end)) { /* ours: capture scratch, signal slots, the recorder's tables */
       r->kind = HG_RK_OWN;
       continue;
     }
