@@ -173,6 +173,19 @@ static inline uint64_t usable_of(void *p, size_t n) {
   return (c < 32 ? 32 : c) - 8;
 }
 
+/* malloc_usable_size(p) without the call, where glibc's answer is the chunk
+ * header's size less its 8 bytes: an in-use chunk that is not mmapped, on
+ * x86_64 (no memory tagging). Else (mmapped chunks, whose header glibc
+ * versions lay out differently; other architectures) glibc is asked. The
+ * capture's heap walker reports the same figure as node size. */
+static inline uint64_t usable_size(void *p) {
+#if defined(__x86_64__)
+  uint64_t h = ((const uint64_t *)p)[-1];
+  if (!(h & 2)) return (h & ~(uint64_t)7) - 8; /* 2: IS_MMAPPED */
+#endif
+  return malloc_usable_size(p);
+}
+
 /* The stack from (pc, sp), walked and interned (0: the budget is
  * exhausted); a large block (n bytes) also goes to the monitor. */
 static HOT uint32_t walk_and_intern(void *p, uint64_t n, struct hg_unwind_memo *m, uintptr_t pc, uintptr_t sp,
@@ -205,7 +218,7 @@ static HOT void record(void *p, uint64_t n, uintptr_t pc, uintptr_t sp) {
    * hands out a bigger chunk when the rest would be too small to split, and
    * the free takes away what malloc_usable_size says (the header was just
    * written: no miss) */
-  uint64_t size = malloc_usable_size(p);
+  uint64_t size = usable_size(p);
   if (!queued) _hg_rec_prefetch(&rec, (uintptr_t)p); /* the slot's miss overlaps the unwinding */
   struct hg_unwind_memo *m = use_cache ? memo_get() : NULL;
   int large = large_T && n >= large_T; /* the monitor wants the frames */
@@ -256,11 +269,11 @@ static inline void before_free(void *p) {
     /* the ticket first: its locked add would otherwise wait for the chunk
      * header's cache miss, which can then overlap with what follows */
     uint64_t t = _hg_rq_reserve(&rq, &rec);
-    _hg_rq_fill(&rq, t, HG_RQ_REMOVE, (uintptr_t)p, malloc_usable_size(p), 0);
+    _hg_rq_fill(&rq, t, HG_RQ_REMOVE, (uintptr_t)p, usable_size(p), 0);
     return;
   }
   _hg_rec_prefetch(&rec, (uintptr_t)p); /* overlaps with the chunk header's miss */
-  _hg_rec_remove(&rec, (uintptr_t)p, malloc_usable_size(p));
+  _hg_rec_remove(&rec, (uintptr_t)p, usable_size(p));
 }
 
 static HOT void *malloc_slow(size_t n) {
