@@ -14,7 +14,11 @@
 # the heap walk: ground_truth (fork and suspend, with and without the scan
 # helper: main arena, thread arenas, mmapped chunks, every bin kind; run
 # $HG_MATRIX_REPEAT times, each with its own address layout) and churn
-# (captures after tcache/fastbin churn). Suites run in parallel.
+# (captures after tcache/fastbin churn); and the allocation-stack recorder:
+# tests/stacks/inproc.c (the interposer on this glibc: counts and bytes per
+# stack equal the walker's nodes while a thread churns, a lost block is not
+# rooted by the recorder) and memo.c (the unwinder against libunwind).
+# Suites run in parallel.
 # Prints one line per suite and "N passed, N failed" last; logs stay in
 # $HG_MATRIX_DIR (default /tmp/heapgraph-matrix) until the next run.
 # Needs root (debootstrap, chroot, mount).
@@ -55,9 +59,10 @@ one() {
     glibc=\$(ldd --version | sed -n '1s/.* //p') &&
     cbor=\$(dpkg-query -W -f='\${Version}' libcbor-dev) &&
     echo \"versions: glibc \$glibc, libcbor \$cbor, \$(gcc --version | head -n 1)\" &&
-    nice make -j2 CC=gcc HG_DEPS=0 build/capture/ground_truth build/capture/churn >/dev/null &&
+    nice make -j2 CC=gcc HG_DEPS=0 build/capture/ground_truth build/capture/churn build/stacks/inproc build/stacks/memo >/dev/null &&
     i=0 && while [ \$i -lt $repeat ]; do build/capture/ground_truth /tmp || exit 1; i=\$((i + 1)); done &&
-    build/capture/churn $churn_rounds /tmp" >>"$log" 2>&1
+    build/capture/churn $churn_rounds /tmp &&
+    build/stacks/inproc && build/stacks/memo" >>"$log" 2>&1
   rc=$?
   ver=$(sed -n 's/^versions: //p' "$log" | head -n 1)
   counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{p+=$1; f+=$3} END {print p+0 " passed, " f+0 " failed"}')

@@ -150,13 +150,19 @@ static void plant_bss(void) {
   for (size_t i = 0; i < BSS_WORDS; i += 512) bss_roots[i] = live[(i / 512) % nlive].p;
 }
 
-/* Two mappings with known figures: one written all over, one never read
- * (read-only, so that it is not merged with a neighbour that was). */
+/* Two mappings with known figures: one written all over, one never read.
+ * Each between two inaccessible guards, so that the kernel never merges it
+ * with a neighbour: its region is exactly it. */
 #define FIG_BYTES (256u * 1024u)
 static char *fig_touched, *fig_untouched;
+static char *isolated(int prot) {
+  char *g = mmap(NULL, 3 * FIG_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (g == MAP_FAILED || mprotect(g + FIG_BYTES, FIG_BYTES, prot)) return MAP_FAILED;
+  return g + FIG_BYTES;
+}
 static void make_figures(void) {
-  fig_touched = mmap(NULL, FIG_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  fig_untouched = mmap(NULL, FIG_BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  fig_touched = isolated(PROT_READ | PROT_WRITE);
+  fig_untouched = isolated(PROT_READ | PROT_WRITE);
   if (fig_touched != MAP_FAILED) memset(fig_touched, 0x5a, FIG_BYTES);
 }
 
@@ -171,11 +177,15 @@ static void check_figures(const struct hg_graph *g) {
   REQUIRE(fig_touched != MAP_FAILED && fig_untouched != MAP_FAILED);
   const struct hg_region *t = region_of(g, fig_touched), *u = region_of(g, fig_untouched);
   REQUIRE(t && u);
-  if (t->resident < FIG_BYTES || t->dirty < FIG_BYTES)
-    fprintf(stderr, "%s: written mapping: resident %llu, dirty %llu\n", mode_name,
-            (unsigned long long)t->resident, (unsigned long long)t->dirty);
-  CHECK(t->resident >= FIG_BYTES && t->dirty >= FIG_BYTES);
-  if (u->size == FIG_BYTES) CHECK_EQ_U(u->resident, 0); /* alone (not merged): nothing resident */
+  if (t->resident != FIG_BYTES || t->dirty != FIG_BYTES)
+    fprintf(stderr, "%s: written mapping [%#llx, +%llu): resident %llu, dirty %llu\n", mode_name,
+            (unsigned long long)t->start, (unsigned long long)t->size, (unsigned long long)t->resident,
+            (unsigned long long)t->dirty);
+  CHECK(t->start == (uintptr_t)fig_touched && t->size == FIG_BYTES);
+  CHECK_EQ_U(t->resident, FIG_BYTES);
+  CHECK_EQ_U(t->dirty, FIG_BYTES);
+  CHECK(u->start == (uintptr_t)fig_untouched && u->size == FIG_BYTES);
+  CHECK_EQ_U(u->resident, 0);
   const struct hg_region *h = NULL;
   for (uint32_t i = 0; i < g->region_count; i++)
     if (g->regions[i].name && !strcmp(g->regions[i].name, "[heap]")) h = &g->regions[i];

