@@ -6,7 +6,6 @@
  */
 #include "capture/alloc_record.h"
 
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -17,54 +16,6 @@
 #define FILTER_BITS HG_REC_FILTER_BITS
 
 #define HUGE (2u << 20)
-
-/* ---- the recorder's own mappings (alloc_record.h) ---- */
-
-static struct {
-  int lock;                          /* add / remove (rare)                */
-  uint64_t lo[HG_REC_OWN_MAX], hi[HG_REC_OWN_MAX];
-  uint32_t valid[HG_REC_OWN_MAX];    /* published after lo, hi             */
-} own;
-
-void _hg_rec_own_add(const void *p, size_t n) {
-  while (__atomic_exchange_n(&own.lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
-  for (unsigned i = 0; i < HG_REC_OWN_MAX; i++)
-    if (!__atomic_load_n(&own.valid[i], __ATOMIC_RELAXED)) {
-      own.lo[i] = (uint64_t)(uintptr_t)p;
-      own.hi[i] = (uint64_t)(uintptr_t)p + ((n + 4095) & ~(size_t)4095);
-      __atomic_store_n(&own.valid[i], 1, __ATOMIC_RELEASE);
-      break;
-    }
-  __atomic_store_n(&own.lock, 0, __ATOMIC_RELEASE);
-}
-
-void _hg_rec_own_remove(const void *p) {
-  while (__atomic_exchange_n(&own.lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
-  for (unsigned i = 0; i < HG_REC_OWN_MAX; i++)
-    if (__atomic_load_n(&own.valid[i], __ATOMIC_RELAXED) && own.lo[i] == (uint64_t)(uintptr_t)p)
-      __atomic_store_n(&own.valid[i], 0, __ATOMIC_RELEASE);
-  __atomic_store_n(&own.lock, 0, __ATOMIC_RELEASE);
-}
-
-int _hg_rec_own_get(unsigned i, uint64_t *lo, uint64_t *hi) {
-  if (i >= HG_REC_OWN_MAX || !__atomic_load_n(&own.valid[i], __ATOMIC_ACQUIRE)) return 0;
-  *lo = own.lo[i];
-  *hi = own.hi[i];
-  return *lo < *hi;
-}
-
-int _hg_rec_owns(uint64_t lo, uint64_t hi) {
-  for (uint64_t cur = lo; cur < hi;) { /* covered by one mapping after another */
-    uint64_t next = cur;
-    for (unsigned i = 0; i < HG_REC_OWN_MAX; i++) {
-      uint64_t a, b;
-      if (_hg_rec_own_get(i, &a, &b) && a <= cur && cur < b) next = b;
-    }
-    if (next == cur) return 0;
-    cur = next;
-  }
-  return lo < hi;
-}
 
 /* Anonymous memory; tables of 2 MiB or more start on a 2 MiB boundary so
  * that transparent huge pages cover all but their last partial 2 MiB: a
@@ -117,10 +68,56 @@ static void spin_lock(int *l) {
 }
 static void spin_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
 
-static inline uint64_t mix(uint64_t x) { return _hg_rec_mix(x); }
+/* ---- the recorder's own mappings (alloc_record.h) ---- */
+
+static struct {
+  int lock;                          /* add / remove (rare)                */
+  uint64_t lo[HG_REC_OWN_MAX], hi[HG_REC_OWN_MAX];
+  uint32_t valid[HG_REC_OWN_MAX];    /* published after lo, hi             */
+} own;
+
+void _hg_rec_own_add(const void *p, size_t n) {
+  spin_lock(&own.lock);
+  for (unsigned i = 0; i < HG_REC_OWN_MAX; i++)
+    if (!__atomic_load_n(&own.valid[i], __ATOMIC_RELAXED)) {
+      own.lo[i] = (uint64_t)(uintptr_t)p;
+      own.hi[i] = (uint64_t)(uintptr_t)p + ((n + 4095) & ~(size_t)4095);
+      __atomic_store_n(&own.valid[i], 1, __ATOMIC_RELEASE);
+      break;
+    }
+  spin_unlock(&own.lock);
+}
+
+void _hg_rec_own_remove(const void *p) {
+  spin_lock(&own.lock);
+  for (unsigned i = 0; i < HG_REC_OWN_MAX; i++)
+    if (__atomic_load_n(&own.valid[i], __ATOMIC_RELAXED) && own.lo[i] == (uint64_t)(uintptr_t)p)
+      __atomic_store_n(&own.valid[i], 0, __ATOMIC_RELEASE);
+  spin_unlock(&own.lock);
+}
+
+int _hg_rec_own_get(unsigned i, uint64_t *lo, uint64_t *hi) {
+  if (i >= HG_REC_OWN_MAX || !__atomic_load_n(&own.valid[i], __ATOMIC_ACQUIRE)) return 0;
+  *lo = own.lo[i];
+  *hi = own.hi[i];
+  return *lo < *hi;
+}
+
+int _hg_rec_owns(uint64_t lo, uint64_t hi) {
+  for (uint64_t cur = lo; cur < hi;) { /* covered by one mapping after another */
+    uint64_t next = cur;
+    for (unsigned i = 0; i < HG_REC_OWN_MAX; i++) {
+      uint64_t a, b;
+      if (_hg_rec_own_get(i, &a, &b) && a <= cur && cur < b) next = b;
+    }
+    if (next == cur) return 0;
+    cur = next;
+  }
+  return lo < hi;
+}
 
 /* The final mix of a folded stack hash (alloc_record.h): never 0. */
-static uint64_t hash_final(uint64_t h) { return mix(h) | 1; }
+static uint64_t hash_final(uint64_t h) { return _hg_rec_mix(h) | 1; }
 
 static uint64_t hash_frames(const uintptr_t *f, uint32_t n) {
   uint64_t h = HG_REC_HASH_SEED;
@@ -308,18 +305,14 @@ int64_t _hg_rec_gap(uint64_t *rng, uint64_t T) {
 
 /* ---- live map ---- */
 
-#define ADDR_SHIFT 4
+#define ADDR_SHIFT 4 /* _hg_rec_key's */
 #define ADDR_BITS (64u - HG_REC_STACK_ID_BITS)
 #define ID_MASK ((1ull << HG_REC_STACK_ID_BITS) - 1)
 
-static inline uint64_t key_of(uintptr_t addr) { return (uint64_t)addr >> ADDR_SHIFT; }
+static inline uint64_t key_of(uintptr_t addr) { return _hg_rec_key(addr); }
 
-/* the same hash as _hg_rec_addr_hash (alloc_record.h) */
-static inline uint64_t ahash(uint64_t key) { return mix(key); }
-
-static inline uint8_t *bucket(const struct hg_rec *r, uint64_t h) {
-  return &r->filter[h >> (64 - FILTER_BITS)];
-}
+static inline uint64_t ahash(uint64_t key) { return _hg_rec_mix(key); }
+static inline uint8_t *bucket(const struct hg_rec *r, uint64_t h) { return _hg_rec_bucket(r, h); }
 
 static struct hg_rec_shard *shard_of(const struct hg_rec *r, uint64_t h) {
   return (struct hg_rec_shard *)&r->shards[h >> (64 - r->shard_bits)];

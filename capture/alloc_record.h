@@ -151,12 +151,17 @@ static inline uint64_t _hg_rec_mix(uint64_t x) {
   x ^= x >> 33;
   return x;
 }
+/* A block address's live-map key (addresses are 16-byte aligned), its
+ * hash, and the sampled filter's bucket of that hash. */
+static inline uint64_t _hg_rec_key(uintptr_t addr) { return (uint64_t)addr >> 4; }
+static inline uint8_t *_hg_rec_bucket(const struct hg_rec *r, uint64_t h) {
+  return &r->filter[h >> (64 - HG_REC_FILTER_BITS)];
+}
 /* 0 when addr is certainly not in the live map (lock-free; lets a sampled
  * recorder skip the shard lock on almost every free). Inline: a sampled
  * recorder's every free asks. */
 static inline int _hg_rec_maybe(const struct hg_rec *r, uintptr_t addr) {
-  uint64_t h = _hg_rec_mix((uint64_t)addr >> 4);
-  return __atomic_load_n(&r->filter[h >> (64 - HG_REC_FILTER_BITS)], __ATOMIC_RELAXED) != 0;
+  return __atomic_load_n(_hg_rec_bucket(r, _hg_rec_mix(_hg_rec_key(addr))), __ATOMIC_RELAXED) != 0;
 }
 /* Stack id recorded for addr, 0 if none. No lock: safe in a frozen process or
  * a fork child (a map being resized is read through its published table). */
@@ -175,9 +180,10 @@ void _hg_rec_weight(uint64_t T, uint64_t size, uint64_t *count_fx, uint64_t *byt
 int64_t _hg_rec_gap(uint64_t *rng, uint64_t T);
 
 /* The recorder's own mappings (its tables, the update queue's ring, the
- * large-allocation ring, the interposer's memos): they hold block
- * addresses, so a capture must not read them as the app's memory (each
- * would be a root). Registered when mapped, dropped when unmapped; read
+ * large-allocation ring; not the interposer's memos, which hold no block
+ * address): they hold block addresses, so a capture must not read them as
+ * the app's memory (each would be a root). Registered when mapped, dropped
+ * when unmapped; read
  * without a lock (a mapping being registered by a frozen thread may be
  * missed). _hg_rec_owns: [lo, hi) lies wholly in registered mappings. */
 #define HG_REC_OWN_MAX 64u

@@ -106,6 +106,19 @@ static struct hg_stack_frame frame_of(const struct hg_cap *c, uint32_t n, uintpt
 static uint32_t ids[16384];
 #define LOOKAHEAD 16u /* live-map slots prefetched ahead of the node written */
 
+/* Node i of segment s: its stack id (0 outside malloc segments), and the
+ * live-map slot of the node LOOKAHEAD on started (each lookup is a cache
+ * miss: prefetched ones overlap). */
+static inline uint32_t node_stack(const struct hg_rec *r, const struct hg_cap *c, const struct hg_segment *s,
+                                  uint32_t i) {
+  return (s->flags & HG_NODE_MALLOC) ? _hg_rec_lookup(r, (uintptr_t)_hg_node_addr(c, s, i)) : 0;
+}
+static inline void node_prefetch(const struct hg_rec *r, const struct hg_cap *c, const struct hg_segment *s,
+                                 uint32_t i) {
+  if ((s->flags & HG_NODE_MALLOC) && i + LOOKAHEAD < s->first + s->count)
+    _hg_rec_prefetch(r, (uintptr_t)_hg_node_addr(c, s, i + LOOKAHEAD));
+}
+
 uint32_t _hg_stacks_ahead(struct hg_cap *c, uint32_t n) {
   struct hg_rec *r = _hg_rec_global;
   if (!r || c->ids_off) return 0;
@@ -135,10 +148,9 @@ uint32_t _hg_stacks_ahead(struct hg_cap *c, uint32_t n) {
       c->ids_done = 0;
       return 0;
     }
-    int malloc_seg = (s->flags & HG_NODE_MALLOC) != 0;
     for (uint32_t j = 0; j < m; j++, i++) {
-      if (malloc_seg && i + LOOKAHEAD < end) _hg_rec_prefetch(r, (uintptr_t)_hg_node_addr(c, s, i + LOOKAHEAD));
-      out[j] = malloc_seg ? _hg_rec_lookup(r, (uintptr_t)_hg_node_addr(c, s, i)) : 0;
+      node_prefetch(r, c, s, i);
+      out[j] = node_stack(r, c, s, i);
     }
     k += m;
     c->ids_done = i;
@@ -178,14 +190,10 @@ int _hg_stacks_write(struct hg_cap *c) {
     const struct hg_segment *seg = (const struct hg_segment *)c->segments.base;
     for (size_t si_ = 0; si_ < _hg_vec_len(&c->segments); si_++) {
       const struct hg_segment *s = &seg[si_];
-      int malloc_seg = (s->flags & HG_NODE_MALLOC) != 0;
       for (uint32_t i = s->first; i < s->first + s->count; i++) {
-        /* each lookup is a cache miss in the live map: start the one
-         * LOOKAHEAD nodes on first, so they overlap (most were looked up
-         * while the scan waited: _hg_stacks_ahead) */
-        if (malloc_seg && i + LOOKAHEAD >= done && i + LOOKAHEAD < s->first + s->count)
-          _hg_rec_prefetch(r, (uintptr_t)_hg_node_addr(c, s, i + LOOKAHEAD));
-        uint32_t id = i < done ? pre[i] : malloc_seg ? _hg_rec_lookup(r, (uintptr_t)_hg_node_addr(c, s, i)) : 0;
+        /* most were looked up while the scan waited (_hg_stacks_ahead) */
+        if (i + LOOKAHEAD >= done) node_prefetch(r, c, s, i);
+        uint32_t id = i < done ? pre[i] : node_stack(r, c, s, i);
         ids[fill++] = id <= ns ? id : 0;
         if (fill == sizeof ids / sizeof ids[0]) {
           if ((rc = hg_writer_node_stacks(c->w, first, fill, ids))) return rc;

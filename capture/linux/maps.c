@@ -133,14 +133,9 @@ static int stats_line(struct hg_cap *c, const char *p, const char *end) {
   uint64_t lo, hi;
   const char *q = parse_hex(p, end, &lo);
   if (q && q < end && *q == '-' && (q = parse_hex(q + 1, end, &hi)) && q < end && *q == ' ') {
+    int64_t a = _hg_region_find(c, lo);
+    struct hg_cregion *r = a >= 0 ? _hg_vec_at(&c->regions, (size_t)a) : NULL;
     st.cur = -1;
-    size_t a = 0, b = _hg_vec_len(&c->regions); /* sorted by start */
-    while (a < b) {
-      size_t m = a + (b - a) / 2;
-      if (((struct hg_cregion *)_hg_vec_at(&c->regions, m))->start < lo) a = m + 1;
-      else b = m;
-    }
-    struct hg_cregion *r = a < _hg_vec_len(&c->regions) ? _hg_vec_at(&c->regions, a) : NULL;
     if (r && r->start == lo && r->end == hi) {
       r->rss = r->dirty = r->swap = 0;
       r->flags &= ~HG_RF_NOFIG;

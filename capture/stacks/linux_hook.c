@@ -103,17 +103,17 @@ static uint64_t large_T;     /* copy of the large threshold (0 off)        */
  * the sampled fast path, not one per variable). */
 struct hook_tls {
   int in_hook;          /* inside the recorder: allocations pass unrecorded  */
-  int counted;          /* the sampler counted this allocation already          */
+  int counted;          /* the sampler counted this allocation already       */
   int64_t sample_left;  /* bytes to the next sample                          */
   uint64_t rng;         /* the sampler's generator (0: not seeded)           */
   struct hg_unwind_memo *memo; /* unwind_cache.h (memo_get)                 */
 };
 static __thread struct hook_tls me __attribute__((tls_model("initial-exec")));
 
-/* Per-thread unwinder memos (unwind_cache.h): a 4 KiB page each, mapped on
- * a thread's first recorded allocation (counted in the budget), given back
- * to a free list when the thread exits (a pthread key's destructor) and
- * reused by the next thread. MEMO_NONE: none to be had (budget or mmap). */
+/* Per-thread unwinder memos (unwind_cache.h: the last walk and the kept
+ * walks, three 4 KiB pages), mapped on a thread's first recorded
+ * allocation (counted in the budget), given back to a free list when the
+ * thread exits (a pthread key's destructor) and reused by the next thread. MEMO_NONE: none to be had (budget or mmap). */
 #define MEMO_NONE ((struct hg_unwind_memo *)1)
 static pthread_key_t memo_key;
 static int memo_ready;             /* memo_key exists                       */

@@ -152,22 +152,29 @@ static int finish(uintptr_t *out, int max, struct hg_unwind_memo *m, const uintp
   return w;
 }
 
+/* One cached step from frame (*pc, *sp): STEP_SLOW when no usable rule
+ * (libunwind must walk), STEP_LAST when the frame is the outermost, else
+ * the caller's frame in (*pc, *sp), STEP_END when its return address is 0. */
+enum { STEP_ON, STEP_LAST, STEP_END, STEP_SLOW };
+static inline int step(uintptr_t *pc, uintptr_t *sp, uintptr_t hi) {
+  uint32_t k = lookup(*pc);
+  if (k == K_TERMINAL) return STEP_LAST;
+  if (!k || k == K_SLOW || *sp + k > hi || *sp + k < *sp) return STEP_SLOW;
+  *pc = *(const uintptr_t *)(*sp + k - 8);
+  *sp += k;
+  return *pc ? STEP_ON : STEP_END;
+}
+
 /* The walk without a memo. */
 static int walk(uintptr_t *out, int max, uintptr_t pc, uintptr_t sp, uintptr_t hi) {
   uintptr_t pc0 = pc, sp0 = sp;
   int n = 0;
   while (n < max) {
-    uint32_t k = lookup(pc);
-    if (k == K_TERMINAL) {
-      out[n++] = pc;
-      return n;
-    }
-    if (!k || k == K_SLOW || sp + k > hi || sp + k < sp) return slow(out, max, pc0, sp0);
-    out[n++] = pc;
-    uintptr_t ra = *(const uintptr_t *)(sp + k - 8);
-    sp += k;
-    pc = ra;
-    if (!pc) return n;
+    uintptr_t cur = pc;
+    int st = step(&pc, &sp, hi);
+    if (st == STEP_SLOW) return slow(out, max, pc0, sp0);
+    out[n++] = cur;
+    if (st != STEP_ON) return n;
   }
   return n;
 }
@@ -233,22 +240,14 @@ int _hg_unwind_cached(uintptr_t *out, int max, struct hg_unwind_memo *m, uintptr
       m->changed++;
       j = q - 1; /* the frames from q in cannot match: go on outside it */
     }
-    uint32_t k = lookup(pc);
-    if (k == K_TERMINAL) {
-      p[n] = pc;
-      s[n] = sp;
-      if (n < max) out[n] = pc;
-      return finish(out, max, m, p, s, n + 1, -1, gen);
-    }
-    if (!k || k == K_SLOW || sp + k > hi || sp + k < sp) return slow(out, max, pc0, sp0);
     p[n] = pc;
     s[n] = sp;
     if (n < max) out[n] = pc;
+    int st = step(&pc, &sp, hi);
+    if (st == STEP_SLOW) return slow(out, max, pc0, sp0);
     n++;
-    uintptr_t ra = *(const uintptr_t *)(sp + k - 8);
-    sp += k;
-    pc = ra;
-    if (!pc) break; /* an end the memo could not check: not remembered */
+    if (st == STEP_LAST) return finish(out, max, m, p, s, n, -1, gen);
+    if (st == STEP_END) break; /* an end the memo could not check: not remembered */
   }
   if (n == HG_UNWIND_MEMO) m->deep_pause = DEEP_PAUSE; /* deeper than the memo */
   m->depth = 0;
