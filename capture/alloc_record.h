@@ -186,7 +186,9 @@ int64_t _hg_rec_gap(uint64_t *rng, uint64_t T);
  * when unmapped; read
  * without a lock (a mapping being registered by a frozen thread may be
  * missed). _hg_rec_owns: [lo, hi) lies wholly in registered mappings. */
-#define HG_REC_OWN_MAX 64u
+#define HG_REC_OWN_MAX (HG_REC_SHARDS + 8u) /* a table per shard (two while
+                                                  one grows), the fixed tables,
+                                                  the queue's ring, the large ring */
 void _hg_rec_own_add(const void *p, size_t n);
 void _hg_rec_own_remove(const void *p);
 int _hg_rec_own_get(unsigned i, uint64_t *lo, uint64_t *hi);

@@ -177,7 +177,24 @@ static void test_filter(void) {
   _hg_rec_destroy(&R);
 }
 
+/* The own-mapping registry holds every mapping a recorder with the most
+ * shards makes at once: a table per shard, one more while a shard grows,
+ * the fixed tables, the queue's ring and the large-allocation ring. A
+ * mapping left out would be scanned as the app's memory (false roots). */
+static void test_own_registry(void) {
+  enum { N = HG_REC_SHARDS + 4 };
+  const uint64_t base = 0x7e0000000000ull, step = 1u << 20;
+  for (uint64_t i = 0; i < N; i++) _hg_rec_own_add((const void *)(uintptr_t)(base + i * step), 4096);
+  uint32_t owned = 0;
+  for (uint64_t i = 0; i < N; i++) owned += _hg_rec_owns(base + i * step, base + i * step + 4096);
+  CHECK_EQ_U(owned, N);
+  CHECK(!_hg_rec_owns(base + step / 2, base + step / 2 + 4096)); /* between two: not ours */
+  for (uint64_t i = 0; i < N; i++) _hg_rec_own_remove((const void *)(uintptr_t)(base + i * step));
+  CHECK(!_hg_rec_owns(base, base + 4096));
+}
+
 int main(void) {
+  RUN(test_own_registry);
   RUN(test_filter);
   RUN(test_intern);
   RUN(test_map);
