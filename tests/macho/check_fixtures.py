@@ -12,28 +12,19 @@ Prints "N passed, N failed" last.
 """
 import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import checks  # noqa: E402  (tests/checks.py: run, check, summary)
+from checks import check, summary  # noqa: E402
 
 BUILD = os.environ.get("BUILD", "build")
 CLI = os.path.join(BUILD, "heapgraph")
 FIX = os.path.join(BUILD, "macho-fixtures")
 HERE = os.path.dirname(os.path.abspath(__file__))
-passed = failed = 0
 
 
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-
-
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s %s" % (what, detail[:2000]))
+run = checks.run  # no time limit here
 
 
 def first_diff(a, b):
@@ -80,8 +71,7 @@ def main():
                 got.add("%s %s" % (o["kind"], o["name"]))
             check(rc == 0 and got == expected, "%s --typeinfo" % tag,
                   "%s missing %s extra %s" % (err, sorted(expected - got), sorted(got - expected)))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -19,32 +19,21 @@ import json
 import os
 import random
 import struct
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import checks  # noqa: E402  (tests/checks.py: run, check, summary)
+from checks import check, summary  # noqa: E402
 
 BUILD = os.environ.get("BUILD", "build")
 CLI = os.path.join(BUILD, "heapgraph")
 GEN = os.path.join(BUILD, "macho-fixtures", "gen")
 FIX = os.path.join(BUILD, "macho-fixtures")
-passed = failed = 0
 
 
 def run(cmd, timeout=120):
-    try:
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return -999, "", "timeout"
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-
-
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s %s" % (what, str(detail)[:3000]))
+    return checks.run(cmd, timeout=timeout)
 
 
 def fixups_of(path, arch=None):
@@ -247,8 +236,7 @@ def main():
         if exp.get("llvm16"):
             check_llvm(name)
     malformed()
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -39,27 +39,20 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import checks  # noqa: E402  (tests/checks.py: run, check, summary)
+from checks import check, summary  # noqa: E402
+
 BUILD = os.environ.get("BUILD", "build")
 CLI = os.path.join(BUILD, "heapgraph")
 MKSNAP = os.path.join(BUILD, "tests", "symbolize_mksnap")
 SYMBOL_AT = os.path.join(BUILD, "tests", "symbolize_symbol_at")
 FIX = os.path.join(BUILD, "symbolize")
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sites.cpp")
-passed = failed = 0
 
 
 def run(cmd, env=None):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=300)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-
-
-def check(ok, what, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s %s" % (what, str(detail)[:3000]))
+    return checks.run(cmd, env=env, timeout=300)
 
 
 def uuid_of(path, arch):
@@ -460,8 +453,7 @@ def main():
         test_elf(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":
