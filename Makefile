@@ -50,7 +50,7 @@ CXXFLAGS     += -std=c++17 $(OPT) $(WARN) $(SANFLAGS)
 LDFLAGS      += $(SANFLAGS)
 LIBS         := -lcbor -lxxhash -lpthread -ldl
 
-LIB_DIRS     := graph cxxabi machoparse capture capture/classify capture/darwin_portable capture/linux
+LIB_DIRS     := graph cxxabi machoparse capture capture/classify capture/darwin_portable capture/linux capture/stacks
 LIB_SRC      := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ      := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_A        := $(BUILD)/libheapgraph.a

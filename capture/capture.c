@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "capture/classify/classify.h"
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 #include "capture/internal.h"
 #include "capture/platform.h"
 

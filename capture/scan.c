@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 #include "capture/platform.h"
 #include "capture/ptrindex.h"
 

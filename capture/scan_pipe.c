@@ -12,7 +12,7 @@
  * thread. Compiled a second time with a 64-entry ring (HG_SCAN_RING, see
  * mk/capture.mk) so that tests reach the full-ring and wait paths.
  */
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 #include "capture/atomic.h"
 #include "capture/scan.h"
 

@@ -26,7 +26,7 @@
 ZIG            ?= $(CURDIR)/.deps/zig/zig
 DARWIN_OUT     := build/darwin
 DARWIN_ARCHS   := aarch64 x86_64
-DARWIN_DIRS    := graph cxxabi machoparse capture capture/classify capture/darwin_portable capture/darwin
+DARWIN_DIRS    := graph cxxabi machoparse capture capture/classify capture/darwin_portable capture/darwin capture/stacks capture/stacks/darwin
 DARWIN_SRC      = $(sort $(foreach d,$(DARWIN_DIRS),$(wildcard $(d)/*.c))) compat/cbor_lite.c
 DARWIN_CFLAGS  := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
                   -Iinclude -I. -I$(DARWIN_OUT)/include -DXXH_INLINE_ALL

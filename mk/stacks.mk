@@ -8,7 +8,7 @@
 # would otherwise pull in a malloc replacement just by calling malloc).
 
 STK_DIR      := $(BUILD)/stacks
-HOOK_OBJ     := $(BUILD)/obj/capture/stacks/linux_hook.o $(BUILD)/obj/capture/stacks/unwind_cache.o
+HOOK_OBJ     := $(BUILD)/obj/capture/stacks/linux/linux_hook.o $(BUILD)/obj/capture/stacks/linux/unwind_cache.o
 STACKS_A     := $(BUILD)/libheapgraph_stacks.a
 
 $(LIB_SO): $(HOOK_OBJ)

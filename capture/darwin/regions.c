@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 #include "capture/darwin/darwin.h"
 #include "capture/platform.h"
 

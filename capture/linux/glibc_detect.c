@@ -25,7 +25,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 #include "capture/linux/linux.h"
 #include "capture/platform.h"
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 #include "capture/linux/linux.h"
 #include "capture/platform.h"
 

@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/alloc_queue.h"
-#include "capture/alloc_record.h"
-#include "capture/stacks/unwind_cache.h"
+#include "capture/stacks/alloc_queue.h"
+#include "capture/stacks/alloc_record.h"
+#include "capture/stacks/linux/unwind_cache.h"
 #include "heapgraph.h"
 #include "hg_test.h"
 

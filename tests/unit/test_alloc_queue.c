@@ -9,7 +9,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "capture/alloc_queue.h"
+#include "capture/stacks/alloc_queue.h"
 #include "heapgraph.h"
 #include "hg_test.h"
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 #include "hg_test.h"
 
 static struct hg_rec R;

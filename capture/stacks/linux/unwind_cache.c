@@ -40,8 +40,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "capture/alloc_record.h"
-#include "capture/stacks/unwind_cache.h"
+#include "capture/stacks/alloc_record.h"
+#include "capture/stacks/linux/unwind_cache.h"
 
 #define RULES (1u << 16)
 #define K_TERMINAL 0xffffu  /* unwinding ends at this pc                     */

@@ -3,7 +3,7 @@
  * sequenced slots, reserving a ticket, and draining in batches with the
  * map slots prefetched. No malloc, no lock but the drain lock.
  */
-#include "capture/alloc_queue.h"
+#include "capture/stacks/alloc_queue.h"
 
 #include <sched.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 #include "heapgraph.h"
 
 #define HG_LARGE_RING 256u

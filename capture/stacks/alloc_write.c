@@ -8,9 +8,9 @@
  */
 #include <string.h>
 
-#include "capture/alloc_large.h"
-#include "capture/alloc_queue.h"
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_large.h"
+#include "capture/stacks/alloc_queue.h"
+#include "capture/stacks/alloc_record.h"
 #include "capture/internal.h"
 #include "heapgraph.h"
 

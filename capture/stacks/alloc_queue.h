@@ -36,7 +36,7 @@
 
 #include <stdint.h>
 
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 
 enum { HG_RQ_NOP = 0, HG_RQ_ADD = 1, HG_RQ_REMOVE = 2 };
 

@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/alloc_large.h"
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_large.h"
+#include "capture/stacks/alloc_record.h"
 #include "heapgraph.h"
 
 typedef void(hg_malloc_logger_t)(uint32_t type, uintptr_t arg1, uintptr_t arg2, uintptr_t arg3,

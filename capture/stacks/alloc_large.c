@@ -3,7 +3,7 @@
  * monitor thread and the default report. Slots carry a sequence number
  * written last (release), so a reader never takes a half-written event.
  */
-#include "capture/alloc_large.h"
+#include "capture/stacks/alloc_large.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -4,7 +4,7 @@
  * Memory comes from mmap only; no function here calls malloc, so it can run
  * inside a malloc interposer.
  */
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 
 #include <string.h>
 #include <sys/mman.h>

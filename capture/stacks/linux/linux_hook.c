@@ -51,9 +51,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "capture/alloc_large.h"
-#include "capture/alloc_queue.h"
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_large.h"
+#include "capture/stacks/alloc_queue.h"
+#include "capture/stacks/alloc_record.h"
 #include "heapgraph.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -78,7 +78,7 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "capture/stacks/unwind_cache.h"
+#include "capture/stacks/linux/unwind_cache.h"
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
