@@ -126,6 +126,7 @@ install: all
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/libheapgraph.so.$(VERSION)
 	ln -sf libheapgraph.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(LIB_SONAME)
 	ln -sf libheapgraph.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libheapgraph.so
+	install -m 0755 $(BUILD)/libheapgraph_stacks.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libheapgraph_stacks.so
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' heapgraph.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/heapgraph.pc
 	install -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/bin/heapgraph
@@ -136,6 +137,7 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/lib/libheapgraph.so.$(VERSION) \
 	  $(DESTDIR)$(PREFIX)/lib/$(LIB_SONAME) \
 	  $(DESTDIR)$(PREFIX)/lib/libheapgraph.so \
+	  $(DESTDIR)$(PREFIX)/lib/libheapgraph_stacks.so \
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/heapgraph.pc \
 	  $(DESTDIR)$(PREFIX)/bin/heapgraph
 

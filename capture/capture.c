@@ -95,7 +95,7 @@ int _hg_capture_meta(struct hg_cap *c, int final) {
     return hg_writer_meta(c->w, &b.m);
   }
   b.m.allocator = c->allocator ? c->allocator : "unknown";
-  b.m.heap_status = c->heap_status ? c->heap_reason : "ok";
+  b.m.heap_status = c->heap_status || c->rec_heap ? c->heap_reason : "ok";
   add_num(&b, "pause_ns", c->pause_ns);
   add_num(&b, "walk_ns", c->walk_ns);
   add_num(&b, "scan_ns", c->scan_ns);
@@ -169,7 +169,10 @@ int _hg_capture_body(struct hg_cap *c) {
   uint64_t t0 = _hg_now_ns();
   if ((rc = _hg_plat_regions(c))) return rc;
   if ((rc = _hg_plat_threads_finish(c))) return rc;
-  if (!c->heap_status) {
+  if (c->rec_heap) {
+    rc = _hg_stacks_heap_walk(c); /* clears heap_status when listed */
+    if (rc && rc != HG_EUNSUPPORTED) return rc;
+  } else if (!c->heap_status) {
     rc = _hg_plat_heap_walk(c);
     if (rc && rc != HG_EUNSUPPORTED) return rc;
     if (rc == HG_EUNSUPPORTED && !c->heap_status) c->heap_status = HG_EUNSUPPORTED;
@@ -297,6 +300,9 @@ static int freeze_when_quiet(struct hg_cap *c) {
   }
 }
 
+static char heap_note[320]; /* under the capture lock */
+const char *_hg_capture_heap_note(void) { return heap_note; }
+
 static int run(struct hg_cap *c, const char *path) {
   int rc;
   if ((rc = init_vectors(c))) return rc;
@@ -305,6 +311,11 @@ static int run(struct hg_cap *c, const char *path) {
   classifiers_prepare(c);
   if ((rc = _hg_plat_images(c))) return rc;
   if ((rc = _hg_plat_heap_prepare(c))) return rc;
+  _hg_stacks_heap_plan(c);
+  if (c->rec_heap)
+    snprintf(heap_note, sizeof heap_note, "blocks of %s listed from the allocation recorder (its heap is not walked)",
+             c->allocator);
+  else snprintf(heap_note, sizeof heap_note, "%s", c->heap_status ? c->heap_reason : "");
   if ((rc = freeze_when_quiet(c))) return rc;
   if (c->mode == HG_MODE_FORK) {
     rc = _hg_plat_fork_run(c, fork_body); /* thaws in the parent */

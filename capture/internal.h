@@ -186,8 +186,10 @@ struct hg_cap {
 
   /* heap walk outcome */
   int heap_status;          /* 0 or HG_EUNSUPPORTED                         */
-  char heap_reason[160];
+  char heap_reason[320];
   const char *allocator;
+  int rec_heap;             /* the heap is listed from the allocation
+                               recorder's live map (alloc_heap.c)            */
   uint64_t heap_errors;     /* inconsistencies met (walk stopped there)     */
   uint64_t freed_excluded;  /* cached-free blocks dropped from the nodes    */
 
@@ -218,6 +220,16 @@ struct hg_fork_shared {
 };
 
 uint64_t _hg_now_ns(void);
+
+/* A heap the backend cannot walk (alloc_heap.c): before the freeze,
+ * _hg_stacks_heap_plan decides whether the allocation recorder's live map
+ * lists its blocks (c->rec_heap; 1) or appends to c->heap_reason why not and
+ * how to get them (0); frozen, _hg_stacks_heap_walk makes them nodes. */
+int _hg_stacks_heap_plan(struct hg_cap *c);
+int _hg_stacks_heap_walk(struct hg_cap *c);
+/* What the last capture said about its heap when it was not walked ("" when
+ * it was): for the preload agent's message. */
+const char *_hg_capture_heap_note(void);
 
 /* Region lookup (regions sorted): index of the region containing addr, or -1. */
 int64_t _hg_region_find(const struct hg_cap *c, uint64_t addr);

@@ -2,18 +2,27 @@
 # tools/cmd_stacks.c, tools/symbolize.c): the interposer objects, the
 # libheapgraph_stacks.a archive for static links, the tests and the bench.
 #
-# capture/stacks/linux_hook.c defines malloc & co. It is linked into
-# libheapgraph.so (LD_PRELOAD / DT_NEEDED interpose) and archived alone as
-# libheapgraph_stacks.a; it is never in libheapgraph.a (a static link of that
-# would otherwise pull in a malloc replacement just by calling malloc).
+# capture/stacks/linux/linux_hook.c defines malloc & co. It is linked into
+# libheapgraph_stacks.so (libheapgraph.so's objects plus the interposer, with
+# libheapgraph.so's SONAME: `heapgraph run --stacks` preloads it, and a
+# program linked with libheapgraph.so then gets it in place of that one) and
+# archived alone as libheapgraph_stacks.a for static links; it is never in
+# libheapgraph.so or libheapgraph.a (their users would otherwise get malloc
+# interposed just by linking them).
 
 STK_DIR      := $(BUILD)/stacks
-HOOK_OBJ     := $(BUILD)/obj/capture/stacks/linux/linux_hook.o $(BUILD)/obj/capture/stacks/linux/unwind_cache.o
+HOOK_OBJ     := $(patsubst %,$(BUILD)/obj/capture/stacks/linux/%.o,linux_hook next_alloc unwind_cache)
 STACKS_A     := $(BUILD)/libheapgraph_stacks.a
+STACKS_SO    := $(BUILD)/libheapgraph_stacks.so.$(VERSION)
 
-$(LIB_SO): $(HOOK_OBJ)
-$(LIB_SO): LIBS += -lunwind
-$(LIB_SO): LDFLAGS += -Wl,-z,start-stop-visibility=hidden
+$(STACKS_SO): $(LIB_OBJ) $(HOOK_OBJ)
+	$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=include/heapgraph.map \
+	  -Wl,-z,start-stop-visibility=hidden $(LDFLAGS) -o $@ $^ $(LIBS) -lunwind
+
+$(BUILD)/libheapgraph_stacks.so: $(STACKS_SO)
+	ln -sf libheapgraph_stacks.so.$(VERSION) $@
+
+all: $(BUILD)/libheapgraph_stacks.so
 # symbolication in the CLI (ELF: elfutils libdw)
 CLI_LIBS     += -ldw -lelf
 

@@ -1,6 +1,8 @@
 /*
  * cmd_run.c — `heapgraph run`: starts a program with the capture agent
- * preloaded (LD_PRELOAD=libheapgraph.so) and the HEAPGRAPH_* variables set,
+ * preloaded (LD_PRELOAD=libheapgraph.so, or libheapgraph_stacks.so — the
+ * agent with the malloc interposer — for --stacks) and the HEAPGRAPH_*
+ * variables set,
  * then execs it. Owns only argument parsing and finding the library.
  */
 #include <limits.h>
@@ -14,16 +16,17 @@
 #include "tools/commands.h"
 
 static const char about[] =
-    "  Runs PROGRAM with libheapgraph.so preloaded. With --signal SIG (e.g. USR2) a\n"
+    "  Runs PROGRAM with libheapgraph.so preloaded (libheapgraph_stacks.so, which\n"
+    "  also interposes malloc, with --stacks). With --signal SIG (e.g. USR2) a\n"
     "  snapshot is written each time the process receives SIG (kill -USR2 PID);\n"
     "  with --at-exit one is written when it exits (the default when neither is given).\n"
     "  FILE may contain %p (pid) and %n (capture number); default heapgraph-%p-%n.hgsnap.\n"
     "  The library is looked up next to this executable, then in ../lib; set\n"
-    "  HEAPGRAPH_LIB to override. --stacks records each live block's allocation\n"
+    "  HEAPGRAPH_LIB (HEAPGRAPH_STACKS_LIB) to override. --stacks records each live block's allocation\n"
     "  stack (see `heapgraph stacks`); --sample-bytes and --large-alloc imply it.\n";
 
-static int find_lib(char *out, size_t cap) {
-  const char *env = getenv("HEAPGRAPH_LIB");
+static int find_lib(char *out, size_t cap, int stacks) {
+  const char *env = getenv(stacks ? "HEAPGRAPH_STACKS_LIB" : "HEAPGRAPH_LIB");
   if (env && *env) {
     snprintf(out, cap, "%s", env);
     return access(out, R_OK) == 0 ? 0 : -1;
@@ -35,8 +38,10 @@ static int find_lib(char *out, size_t cap) {
   char *slash = strrchr(exe, '/');
   if (!slash) return -1;
   *slash = 0;
-  const char *cands[] = {"%s/libheapgraph.so", "%s/../lib/libheapgraph.so", "%s/../lib/libheapgraph.so.1"};
-  for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++) {
+  const char *plain[] = {"%s/libheapgraph.so", "%s/../lib/libheapgraph.so", "%s/../lib/libheapgraph.so.1"};
+  const char *with[] = {"%s/libheapgraph_stacks.so", "%s/../lib/libheapgraph_stacks.so", "%s/../lib/libheapgraph_stacks.so"};
+  const char **cands = stacks ? with : plain;
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
     snprintf(out, cap, cands[i], exe);
     char real[PATH_MAX];
     if (access(out, R_OK) == 0 && realpath(out, real)) {
@@ -72,8 +77,10 @@ int cmd_run(int argc, char **argv) {
     return 2;
   }
   char lib[PATH_MAX];
-  if (find_lib(lib, sizeof lib) != 0) {
-    fprintf(stderr, "heapgraph run: libheapgraph.so not found (set HEAPGRAPH_LIB)\n");
+  stacks = stacks || sample || large;
+  if (find_lib(lib, sizeof lib, stacks) != 0) {
+    fprintf(stderr, "heapgraph run: %s not found (set %s)\n", stacks ? "libheapgraph_stacks.so" : "libheapgraph.so",
+            stacks ? "HEAPGRAPH_STACKS_LIB" : "HEAPGRAPH_LIB");
     return 1;
   }
   const char *pre = getenv("LD_PRELOAD");
@@ -85,8 +92,8 @@ int cmd_run(int argc, char **argv) {
   if (at_exit || !sig) setenv("HEAPGRAPH_AT_EXIT", "1", 1);
   if (mode) setenv("HEAPGRAPH_MODE", mode, 1);
   if (omit) setenv("HEAPGRAPH_OMIT", omit, 1);
-  /* allocation stacks: the interposer in libheapgraph.so reads these (K/M/G suffixes ok) */
-  if (stacks || sample || large) setenv("HEAPGRAPH_STACKS", "1", 1);
+  /* allocation stacks: the interposer in libheapgraph_stacks.so reads these (K/M/G suffixes ok) */
+  if (stacks) setenv("HEAPGRAPH_STACKS", "1", 1);
   if (sample) setenv("HEAPGRAPH_SAMPLE_BYTES", sample, 1);
   if (large) setenv("HEAPGRAPH_LARGE_ALLOC", large, 1);
   if (frames) setenv("HEAPGRAPH_STACK_FRAMES", frames, 1);

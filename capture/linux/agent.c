@@ -29,6 +29,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "capture/internal.h"
 #include "capture/signal_names.h"
 #include "heapgraph.h"
 
@@ -90,9 +91,9 @@ static void capture(const char *trigger) {
   o.stats = &st;
   int rc = hg_capture(path, &o);
   if (rc == 0 || rc == HG_EUNSUPPORTED)
-    fprintf(stderr, "heapgraph: wrote %s (%llu nodes, pause %.1f ms)%s\n", path,
+    fprintf(stderr, "heapgraph: wrote %s (%llu nodes, pause %.1f ms)%s%s\n", path,
             (unsigned long long)st.nodes, st.pause_ns / 1e6,
-            rc ? " without heap nodes: allocator not supported" : "");
+            rc ? " without heap nodes: " : *_hg_capture_heap_note() ? ": " : "", _hg_capture_heap_note());
   else
     fprintf(stderr, "heapgraph: capture to %s failed: %s\n", path, hg_error_string(rc));
 }

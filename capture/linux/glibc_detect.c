@@ -326,7 +326,8 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
     unsupported(c, "unsupported allocator", "glibc malloc not found (static binary?)");
     return 0;
   }
-  if (used != libc_malloc && used != _hg_hook_malloc) { /* our interposer forwards to glibc */
+  if (used == _hg_hook_malloc && _hg_hook_next_malloc) used = _hg_hook_next_malloc; /* our interposer forwards */
+  if (used != libc_malloc) {
     Dl_info di;
     const char *who = dladdr(used, &di) && di.dli_fname ? di.dli_fname : "another library";
     unsupported(c, "unsupported allocator: malloc is not glibc's, it comes from", who);

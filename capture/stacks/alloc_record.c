@@ -458,6 +458,20 @@ int _hg_rec_set_single(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t
 }
 uint32_t _hg_rec_remove_single(struct hg_rec *r, uintptr_t addr, uint64_t size) { return del(r, addr, size, 1); }
 
+int _hg_rec_each(const struct hg_rec *r, int (*fn)(void *ctx, uintptr_t addr, uint32_t id), void *ctx) {
+  for (uint32_t k = 0; k < (1u << r->shard_bits); k++) {
+    const struct hg_rec_shard *s = &r->shards[k];
+    uint64_t m = __atomic_load_n(&s->cap, __ATOMIC_ACQUIRE); /* size first: see _hg_rec_lookup */
+    const uint64_t *t = __atomic_load_n(&s->slots, __ATOMIC_ACQUIRE);
+    for (uint64_t i = 0; t && i < m; i++) {
+      uint64_t v = __atomic_load_n(&t[i], __ATOMIC_RELAXED);
+      int rc = v ? fn(ctx, (uintptr_t)((v >> HG_REC_STACK_ID_BITS) << ADDR_SHIFT), (uint32_t)(v & ID_MASK)) : 0;
+      if (rc) return rc;
+    }
+  }
+  return 0;
+}
+
 void _hg_rec_prefetch(const struct hg_rec *r, uintptr_t addr) {
   uint64_t h = ahash(key_of(addr));
   const struct hg_rec_shard *s = shard_of(r, h);

@@ -167,6 +167,10 @@ static inline int _hg_rec_maybe(const struct hg_rec *r, uintptr_t addr) {
  * a fork child (a map being resized is read through its published table). */
 uint32_t _hg_rec_lookup(const struct hg_rec *r, uintptr_t addr);
 
+/* Calls fn for every block of the live map (any order) until it returns
+ * non-zero (returned). No lock: for a frozen process or a fork child. */
+int _hg_rec_each(const struct hg_rec *r, int (*fn)(void *ctx, uintptr_t addr, uint32_t id), void *ctx);
+
 /* Weight of a sampled block of `size` bytes: with mean sampling interval T the
  * block was recorded with probability p = 1 - exp(-size / T); it stands for
  * 1/p blocks and size/p bytes (the unbiased Horvitz-Thompson estimate).
@@ -207,9 +211,16 @@ static inline uint64_t _hg_rec_mem(const struct hg_rec *r) {
  * its unwinder, set by the interposer. */
 extern struct hg_rec *_hg_rec_global;
 extern const char *_hg_rec_unwinder;
-/* The interposer's malloc when it is linked in (it forwards to glibc's, so
- * the glibc heap walker still applies), else NULL. */
+/* The interposer's malloc when it is linked in, else NULL, and the malloc
+ * it forwards to (the next in lookup order: glibc's, or another allocator's,
+ * whose heap the glibc walker must not claim). */
 extern void *_hg_hook_malloc;
+extern void *_hg_hook_next_malloc;
+/* The usable size of a block of the allocator the interposer forwards to
+ * (its malloc_usable_size), NULL when it has none or there is no
+ * interposer; the file name of that allocator's malloc ("" unknown). */
+extern size_t (*_hg_hook_usable)(void *);
+extern const char *_hg_hook_allocator;
 /* Writes records 12-15 for the capture c (alloc_write.c); 0 when there is no
  * recorder. */
 struct hg_cap;

@@ -17,6 +17,9 @@
 struct hg_rec *_hg_rec_global;
 const char *_hg_rec_unwinder = "";
 void *_hg_hook_malloc;
+void *_hg_hook_next_malloc;
+size_t (*_hg_hook_usable)(void *);
+const char *_hg_hook_allocator = "";
 
 #if !defined(__APPLE__)
 /* Overridden by the Linux interposer (capture/stacks/linux_hook.c, in

@@ -2,14 +2,22 @@
  * linux_hook.c — the Linux malloc interposer of the allocation-stack recorder.
  *
  * Defines malloc, calloc, realloc, free, posix_memalign, aligned_alloc,
- * memalign, valloc, pvalloc and reallocarray on top of glibc's __libc_*
- * entry points. Blocks stay glibc blocks (no header), so malloc_usable_size
- * and malloc_trim need no wrapper. Until recording starts each wrapper is one
- * predictable branch around the glibc call.
+ * memalign, valloc, pvalloc, reallocarray, malloc_usable_size, free_sized,
+ * free_aligned_sized and the C++ operators new and delete (plain, nothrow,
+ * sized, aligned), each forwarding to the next definition in lookup order
+ * (next_alloc.h): glibc's, or jemalloc's, tcmalloc's, mimalloc's when one
+ * serves the program, so a block is always freed by the allocator that made
+ * it. Blocks carry no header. Until recording starts each wrapper is one
+ * predictable branch around the forwarded call. The C++ operators record
+ * only where the allocator replaces them (tcmalloc, jemalloc, mimalloc:
+ * their new does not call malloc); libstdc++'s call malloc and free, which
+ * record.
  *
- * Linked into libheapgraph.so (so LD_PRELOAD or a DT_NEEDED link interposes)
- * and archived alone as libheapgraph_stacks.a for static links; never in
- * libheapgraph.a, whose users would otherwise get malloc replaced.
+ * Only in libheapgraph_stacks.so (preloaded by `heapgraph run --stacks`; the
+ * same library as libheapgraph.so plus this file, with its SONAME, so a
+ * program linked with libheapgraph.so gets it instead when preloaded) and
+ * alone in libheapgraph_stacks.a for static links; never in libheapgraph.so
+ * or libheapgraph.a, whose users would otherwise get malloc interposed.
  *
  * Unwinding: from .eh_frame, so programs built without frame pointers
  * unwind correctly: on x86_64 a cache of per-return-address CFA rules learnt
@@ -17,13 +25,14 @@
  * HEAPGRAPH_UNWIND=libunwind libunwind's unw_backtrace with its own cache.
  * libunwind may call malloc (first use, dl_iterate_phdr callbacks): a
  * thread-local guard makes every allocation made while this thread is inside
- * the recorder pass straight to glibc, unrecorded, so nothing recurses and no
+ * the recorder pass straight to the next allocator, unrecorded, so nothing recurses and no
  * lock is taken twice. Frames inside this file (section hg_hook) are cut off.
  *
  * Full tracking sends live-map updates through the update queue
  * (alloc_queue.h) drained by the recorder's thread "heapgraph-rec", so the
  * allocating thread does not wait for the map's cache misses; a remove is
- * queued before the block goes back to glibc, an add after glibc returned it.
+ * queued before the block goes back to its allocator, an add after the
+ * allocator returned it.
  *
  * Sampling (sample_bytes = T): each thread counts down an exponentially
  * distributed number of bytes (mean T) and records the block that crosses
@@ -80,13 +89,7 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
 
 #include "capture/stacks/linux/unwind_cache.h"
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-extern void *__libc_memalign(size_t, size_t);
-extern void *__libc_valloc(size_t);
-extern void *__libc_pvalloc(size_t);
+#include "capture/stacks/linux/next_alloc.h"
 
 #define HOT __attribute__((section("hg_hook"), noinline))
 extern const char __start_hg_hook[] __attribute__((visibility("hidden")));
@@ -162,28 +165,35 @@ static void memo_release(void *p) {
 /* Bytes to the next sample (alloc_record.h), from this thread's generator. */
 static int64_t next_gap(void) { return _hg_rec_gap(&me.rng, sample_T); }
 
-/* Usable size of a block glibc returns for n bytes from malloc/calloc, as
- * the sampler counts it: the chunk is n + 8 rounded up to 16 (at least 32)
- * less the 8-byte header (glibc may hand out up to 16 bytes more: the
- * recorded size is asked for, record); mmapped chunks (big requests) are
- * asked for. */
-static inline uint64_t usable_of(void *p, size_t n) {
-  if (n >= (64u << 10)) return malloc_usable_size(p); /* p is never NULL here */
-  uint64_t c = (n + 8 + 15) & ~(uint64_t)15;
-  return (c < 32 ? 32 : c) - 8;
-}
-
-/* malloc_usable_size(p) without the call, where glibc's answer is the chunk
- * header's size less its 8 bytes: an in-use chunk that is not mmapped, on
- * x86_64 (no memory tagging). Else (mmapped chunks, whose header glibc
- * versions lay out differently; other architectures) glibc is asked. The
- * capture's heap walker reports the same figure as node size. */
+/* The usable size of block p of the next allocator, or 0 when that
+ * allocator has no malloc_usable_size. On x86_64 glibc (no memory tagging)
+ * without the call: an in-use chunk that is not mmapped holds its size in
+ * the header (less its 8 bytes; the capture's heap walker reports the same
+ * figure as node size); mmapped chunks, whose header glibc versions lay out
+ * differently, are asked. */
 static inline uint64_t usable_size(void *p) {
 #if defined(__x86_64__)
-  uint64_t h = ((const uint64_t *)p)[-1];
-  if (!(h & 2)) return (h & ~(uint64_t)7) - 8; /* 2: IS_MMAPPED */
+  if (_hg_nx.glibc) {
+    uint64_t h = ((const uint64_t *)p)[-1];
+    if (!(h & 2)) return (h & ~(uint64_t)7) - 8; /* 2: IS_MMAPPED */
+  }
 #endif
-  return malloc_usable_size(p);
+  size_t (*u)(void *) = _hg_nx.own_usable;
+  return u ? u(p) : 0;
+}
+
+#define SMALL_MAX (64u << 10) /* below: the sampler counts a size from n */
+
+/* Usable size of a block returned for n bytes from malloc/calloc, as the
+ * sampler counts it (p NULL: before the call, n < SMALL_MAX). glibc: the
+ * chunk is n + 8 rounded up to 16 (at least 32) less the 8-byte header
+ * (glibc may hand out up to 16 bytes more: the recorded size is asked for,
+ * record); other allocators: n rounded up to 16; big requests are asked. */
+static inline uint64_t usable_of(void *p, size_t n) {
+  if (n >= SMALL_MAX) return usable_size(p); /* p is never NULL here */
+  if (!_hg_nx.glibc) return (n + 15) & ~(uint64_t)15;
+  uint64_t c = (n + 8 + 15) & ~(uint64_t)15;
+  return (c < 32 ? 32 : c) - 8;
 }
 
 /* The stack from (pc, sp), walked and interned (0: the budget is
@@ -211,7 +221,7 @@ static HOT uint32_t walk_and_intern(void *p, uint64_t n, struct hg_unwind_memo *
 
 /* Records p (n bytes were asked for). (pc, sp): the
  * frame the walk starts from, usually the app's: the return address and
- * CFA of the wrapper glibc was called from (after_alloc). */
+ * CFA of the wrapper the allocator was called from (after_alloc). */
 static HOT void record(void *p, uint64_t n, uintptr_t pc, uintptr_t sp) {
   me.in_hook = 1;
   /* the block's true usable size, not the one the request implies: glibc
@@ -230,11 +240,9 @@ static HOT void record(void *p, uint64_t n, uintptr_t pc, uintptr_t sp) {
   me.in_hook = 0;
 }
 
-#define SMALL_MAX (64u << 10) /* below: usable size is a function of n */
-
-/* Sampled mode, before calling glibc: a small request's usable size is known
+/* Sampled mode, before calling the allocator: a small request's usable size is known
  * from n, so it is counted down here and, while the countdown stays above
- * zero, the wrapper tail-calls glibc with no further work. 1: skip recording
+ * zero, the wrapper tail-calls the allocator with no further work. 1: skip recording
  * (counted, or inside the hook); 0: take the slow path. */
 static inline int sampled_skip(size_t n) {
   if (!sample_T || n >= SMALL_MAX || (large_T && n >= large_T) || !me.rng) return 0;
@@ -245,7 +253,7 @@ static inline int sampled_skip(size_t n) {
   return 0;
 }
 
-/* After glibc returned p for a request of n bytes (usable size u, from the
+/* After the allocator returned p for a request of n bytes (usable size u, from the
  * request for small blocks: what the sampler counts down). Always
  * inlined: the walk starts at the return address and CFA of the function
  * it is in, a wrapper that is usually a tail call from the app's frame, so
@@ -264,7 +272,7 @@ static inline __attribute__((always_inline)) void after_alloc(void *p, uint64_t 
 
 static inline void before_free(void *p) {
   /* frees are removed even from inside the hook: the block may be recorded;
-   * queued before the block goes back to glibc (alloc_queue.h: order) */
+   * queued before the block goes back to its allocator (alloc_queue.h: order) */
   if (queued) {
     /* the ticket first: its locked add would otherwise wait for the chunk
      * header's cache miss, which can then overlap with what follows */
@@ -277,32 +285,52 @@ static inline void before_free(void *p) {
 }
 
 static HOT void *malloc_slow(size_t n) {
-  void *p = __libc_malloc(n);
+  void *p = _hg_nx.malloc(n);
   if (p) after_alloc(p, n, usable_of(p, n));
   return p;
 }
 
-/* Off, or a sampled block not picked: a tail call into glibc. */
+/* Off, or a sampled block not picked: a tail call into the allocator. */
 HOOK_API HOT void *malloc(size_t n) {
   if (__builtin_expect(on, 0) && !sampled_skip(n)) return malloc_slow(n);
-  return __libc_malloc(n);
+  return _hg_nx.malloc(n);
 }
 
 static HOT void free_slow(void *p) {
   before_free(p);
-  __libc_free(p);
+  _hg_nx.free(p);
+}
+
+/* 1 when p is to be removed from the live map before it is freed. */
+static inline int free_records(void *p) {
+  return __builtin_expect(on, 0) && p && (!sample_T || _hg_rec_maybe(&rec, (uintptr_t)p));
 }
 
 HOOK_API HOT void free(void *p) {
-  if (__builtin_expect(on, 0) && p && (!sample_T || _hg_rec_maybe(&rec, (uintptr_t)p))) {
+  if (__builtin_expect(_hg_boot_owns(p), 0)) return; /* bootstrap blocks stay */
+  if (free_records(p)) {
     free_slow(p);
     return;
   }
-  __libc_free(p);
+  _hg_nx.free(p);
+}
+
+HOOK_API HOT void free_sized(void *p, size_t n) {
+  if (_hg_boot_owns(p)) return;
+  if (free_records(p)) before_free(p);
+  if (_hg_nx.free_sized) _hg_nx.free_sized(p, n);
+  else _hg_nx.free(p);
+}
+
+HOOK_API HOT void free_aligned_sized(void *p, size_t a, size_t n) {
+  if (_hg_boot_owns(p)) return;
+  if (free_records(p)) before_free(p);
+  if (_hg_nx.free_aligned_sized) _hg_nx.free_aligned_sized(p, a, n);
+  else _hg_nx.free(p);
 }
 
 static HOT void *calloc_slow(size_t k, size_t n) {
-  void *p = __libc_calloc(k, n);
+  void *p = _hg_nx.calloc(k, n);
   if (p) after_alloc(p, k * n, usable_of(p, k * n));
   return p;
 }
@@ -310,33 +338,46 @@ static HOT void *calloc_slow(size_t k, size_t n) {
 HOOK_API HOT void *calloc(size_t k, size_t n) {
   size_t t;
   if (__builtin_expect(on, 0) && (__builtin_mul_overflow(k, n, &t) || !sampled_skip(t))) return calloc_slow(k, n);
-  return __libc_calloc(k, n);
+  return _hg_nx.calloc(k, n);
+}
+
+HOOK_API size_t malloc_usable_size(void *p) {
+  if (_hg_boot_owns(p)) return _hg_boot_size(p);
+  return _hg_nx.malloc_usable_size(p);
+}
+
+/* A bootstrap block grown or shrunk: a new block (recorded as malloc's). */
+static void *realloc_boot(void *old, size_t n) {
+  void *p = malloc(n);
+  if (p) memcpy(p, old, _hg_boot_size(old) < n ? _hg_boot_size(old) : n);
+  return p;
 }
 
 static HOT void *realloc_impl(void *old, size_t n) {
-  if (!__builtin_expect(on, 0)) return __libc_realloc(old, n);
+  if (__builtin_expect(_hg_boot_owns(old), 0)) return realloc_boot(old, n);
+  if (!__builtin_expect(on, 0)) return _hg_nx.realloc(old, n);
   if (!old) {
-    void *p = __libc_malloc(n);
+    void *p = _hg_nx.malloc(n);
     if (p) after_alloc(p, n, usable_of(p, n));
     return p;
   }
-  uint64_t u0 = malloc_usable_size(old);
+  uint64_t u0 = usable_size(old);
   if (queued) {
-    /* the ticket is taken before glibc may hand old to another thread */
+    /* the ticket is taken before the allocator may hand old to another thread */
     uint64_t t = _hg_rq_reserve(&rq, &rec);
-    void *p = __libc_realloc(old, n);
+    void *p = _hg_nx.realloc(old, n);
     /* realloc(old, 0) frees old and returns NULL; a failure keeps it */
     _hg_rq_fill(&rq, t, p || !n ? HG_RQ_REMOVE : HG_RQ_NOP, (uintptr_t)old, u0, 0);
-    if (p) after_alloc(p, n, malloc_usable_size(p));
+    if (p) after_alloc(p, n, usable_size(p));
     return p;
   }
   uint32_t id = _hg_rec_remove(&rec, (uintptr_t)old, u0);
-  void *p = __libc_realloc(old, n);
+  void *p = _hg_nx.realloc(old, n);
   if (!p) {
     if (n && id) _hg_rec_add(&rec, (uintptr_t)old, u0, id); /* old block still live */
     return NULL;
   }
-  after_alloc(p, n, malloc_usable_size(p));
+  after_alloc(p, n, usable_size(p));
   return p;
 }
 
@@ -351,38 +392,95 @@ HOOK_API HOT void *reallocarray(void *old, size_t k, size_t n) {
   return realloc_impl(old, t);
 }
 
-static HOT void *aligned(size_t a, size_t n) {
-  void *p = __libc_memalign(a, n);
-  if (__builtin_expect(on, 0) && p) after_alloc(p, n, malloc_usable_size(p));
+/* The aligned family: recorded when the function is the next malloc's
+ * allocator's own (own: next_alloc.h). */
+#define RECORD_ALIGNED(p, n, own)                                                                  \
+  do {                                                                                             \
+    if (__builtin_expect(on, 0) && (p) && (own)) after_alloc((p), (n), usable_size(p));           \
+  } while (0)
+
+HOOK_API HOT void *memalign(size_t a, size_t n) {
+  void *p = _hg_nx.memalign(a, n);
+  RECORD_ALIGNED(p, n, _hg_nx.own_memalign);
   return p;
 }
 
-HOOK_API HOT void *memalign(size_t a, size_t n) { return aligned(a, n); }
-HOOK_API HOT void *aligned_alloc(size_t a, size_t n) { return aligned(a, n); }
+HOOK_API HOT void *aligned_alloc(size_t a, size_t n) {
+  void *p = _hg_nx.aligned_alloc(a, n);
+  RECORD_ALIGNED(p, n, _hg_nx.own_aligned_alloc);
+  return p;
+}
 
 HOOK_API HOT int posix_memalign(void **out, size_t a, size_t n) {
-  if (a % sizeof(void *) || (a & (a - 1)) || !a) return EINVAL;
-  int e = errno;
-  void *p = aligned(a, n);
-  if (!p) {
-    errno = e;
-    return ENOMEM;
-  }
-  *out = p;
-  return 0;
+  int e = _hg_nx.posix_memalign(out, a, n);
+  if (!e) RECORD_ALIGNED(*out, n, _hg_nx.own_posix_memalign);
+  return e;
 }
 
 HOOK_API HOT void *valloc(size_t n) {
-  void *p = __libc_valloc(n);
-  if (__builtin_expect(on, 0) && p) after_alloc(p, n, malloc_usable_size(p));
+  void *p = _hg_nx.valloc(n);
+  RECORD_ALIGNED(p, n, _hg_nx.own_valloc);
   return p;
 }
 
 HOOK_API HOT void *pvalloc(size_t n) {
-  void *p = __libc_pvalloc(n);
-  if (__builtin_expect(on, 0) && p) after_alloc(p, n, malloc_usable_size(p));
+  void *p = _hg_nx.pvalloc(n);
+  RECORD_ALIGNED(p, n, _hg_nx.own_pvalloc);
   return p;
 }
+
+/* ---- C++ operators new and delete (Itanium names, 64-bit size_t) ----
+ * Each forwards to the next definition (resolved on first use: libstdc++
+ * may come later by dlopen). An allocator's own operators (tcmalloc,
+ * jemalloc, mimalloc) do not pass through malloc and free, so they are
+ * recorded here; libstdc++'s call malloc and free, which record, so they
+ * are forwarded as they are. An exception thrown by new passes through the
+ * wrapper's frame (.eh_frame; nothing to clean up). */
+struct cxx_next {
+  void *fn;
+  uint8_t own;
+};
+#define CXX_FN(var, sym, T) ((T)(var.fn ? var.fn : _hg_next_cxx(sym, &var.fn, &var.own)))
+
+#define CXX_NEW(sym, PARAMS, ARGS)                                                                 \
+  static struct cxx_next nx_##sym;                                                                 \
+  HOOK_API HOT void *sym PARAMS {                                                                  \
+    void *(*f) PARAMS = CXX_FN(nx_##sym, #sym, void *(*) PARAMS);                                  \
+    if (!__builtin_expect(on, 0) || !nx_##sym.own) return f ARGS;                                 \
+    void *p = f ARGS;                                                                              \
+    if (p) after_alloc(p, n, usable_size(p));                                                      \
+    return p;                                                                                      \
+  }
+#define CXX_DELETE(sym, PARAMS, ARGS)                                                              \
+  static struct cxx_next nx_##sym;                                                                 \
+  HOOK_API HOT void sym PARAMS {                                                                   \
+    void (*f) PARAMS = CXX_FN(nx_##sym, #sym, void (*) PARAMS);                                    \
+    if (nx_##sym.own && free_records(p)) before_free(p);                                           \
+    f ARGS;                                                                                        \
+  }
+
+typedef struct hg_nothrow hg_nothrow; /* std::nothrow_t, passed by reference */
+
+CXX_NEW(_Znwm, (size_t n), (n))
+CXX_NEW(_Znam, (size_t n), (n))
+CXX_NEW(_ZnwmRKSt9nothrow_t, (size_t n, const hg_nothrow *t), (n, t))
+CXX_NEW(_ZnamRKSt9nothrow_t, (size_t n, const hg_nothrow *t), (n, t))
+CXX_NEW(_ZnwmSt11align_val_t, (size_t n, size_t a), (n, a))
+CXX_NEW(_ZnamSt11align_val_t, (size_t n, size_t a), (n, a))
+CXX_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const hg_nothrow *t), (n, a, t))
+CXX_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t a, const hg_nothrow *t), (n, a, t))
+CXX_DELETE(_ZdlPv, (void *p), (p))
+CXX_DELETE(_ZdaPv, (void *p), (p))
+CXX_DELETE(_ZdlPvm, (void *p, size_t n), (p, n))
+CXX_DELETE(_ZdaPvm, (void *p, size_t n), (p, n))
+CXX_DELETE(_ZdlPvRKSt9nothrow_t, (void *p, const hg_nothrow *t), (p, t))
+CXX_DELETE(_ZdaPvRKSt9nothrow_t, (void *p, const hg_nothrow *t), (p, t))
+CXX_DELETE(_ZdlPvSt11align_val_t, (void *p, size_t a), (p, a))
+CXX_DELETE(_ZdaPvSt11align_val_t, (void *p, size_t a), (p, a))
+CXX_DELETE(_ZdlPvmSt11align_val_t, (void *p, size_t n, size_t a), (p, n, a))
+CXX_DELETE(_ZdaPvmSt11align_val_t, (void *p, size_t n, size_t a), (p, n, a))
+CXX_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t a, const hg_nothrow *t), (p, a, t))
+CXX_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t a, const hg_nothrow *t), (p, a, t))
 
 /* fork: no other thread may hold a shard or stack-table lock in the child */
 static void fork_prepare(void) {
@@ -496,6 +594,10 @@ static uint64_t env_u64(const char *name, uint64_t def) {
 __attribute__((constructor(101))) static void stacks_env(void) {
 #ifndef HG_NO_HOOK
   _hg_hook_malloc = (void *)malloc;
+  _hg_next_resolve();
+  _hg_hook_next_malloc = (void *)_hg_nx.malloc;
+  _hg_hook_usable = _hg_nx.own_usable;
+  _hg_hook_allocator = _hg_nx.name;
 #endif
   const char *s = getenv("HEAPGRAPH_STACKS");
   if (!s || !*s || !strcmp(s, "0")) return;
