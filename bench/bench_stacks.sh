@@ -10,7 +10,11 @@
 #   inline    tracking with every live-map update on the allocating thread
 #             (HEAPGRAPH_STACKS_QUEUE=0: no update queue, no recorder thread)
 #   sampled   heapgraph run --sample-bytes 524288 (no snapshot: recording only)
-#   preloaded libheapgraph.so preloaded, not recording (the wrappers' cost)
+#   preloaded libheapgraph_stacks.so preloaded, not recording (the wrappers' cost)
+# and per other allocator (jemalloc, tcmalloc_minimal, mimalloc preloaded,
+# when installed; $HG_BENCH_ALLOC_ROUNDS rounds, default 3): the program
+# alone, heaptrack and heapgraph run --stacks on that allocator (the
+# snapshot then lists the recorder's blocks).
 # Both wall time and CPU time (user + sys, children included) are printed:
 # on a loaded machine wall time also measures how the scheduler shares the
 # cores (heaptrack runs two processes), CPU time only the work.
@@ -38,7 +42,7 @@ run() { # label cmd...
   t1=$(date +%s%N)
   awk -v l="$l" -v ns=$((t1 - t0)) '{ printf("%s %d %d\n", l, ns / 1e6, ($1 + $2) * 1000) }' "$tmp/time" >>"$tmp/t"
 }
-L=$(cd "$B" && pwd)/libheapgraph.so
+L=$(cd "$B" && pwd)/libheapgraph_stacks.so
 for r in $(seq "$ROUNDS"); do
   run base "$W" "$ITER" "$LIVE"
   run heaptrack heaptrack -o "$tmp/ht.$r" "$W" "$ITER" "$LIVE"
@@ -49,9 +53,23 @@ for r in $(seq "$ROUNDS"); do
   run preloaded env LD_PRELOAD="$L" "$W" "$ITER" "$LIVE"
   rm -f "$tmp"/ht.*
 done
+# the same on the other allocators (preloaded: the program stays the same)
+libdir=$(dirname "$(${CC:-cc} -print-file-name=libc.so.6)")
+for a in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc:libmimalloc.so.2; do
+  n=${a%%:*} f=$libdir/${a#*:}
+  [ -f "$f" ] || f=/usr/lib/x86_64-linux-gnu/${a#*:}
+  [ -f "$f" ] || { echo "bench-stacks: $n not installed, skipped"; continue; }
+  for r in $(seq "${HG_BENCH_ALLOC_ROUNDS:-3}"); do
+    run "$n.base" env LD_PRELOAD="$f" "$W" "$ITER" "$LIVE"
+    run "$n.heaptrack" env LD_PRELOAD="$f" heaptrack -o "$tmp/ht.$r" "$W" "$ITER" "$LIVE"
+    run "$n.full" env LD_PRELOAD="$f" "$CLI" run --stacks -o "$tmp/$n.hgsnap" -- "$W" "$ITER" "$LIVE"
+    rm -f "$tmp"/ht.*
+  done
+  "$CLI" info --json "$tmp/$n.hgsnap" >"$tmp/$n.info" || exit 1
+done
 "$CLI" stacks --json "$tmp/full.hgsnap" >"$tmp/full.json" || exit 1
-/usr/bin/python3 - "$tmp/t" "$tmp/full.json" "$ITER" "$LIVE" <<'PYEOF'
-import json, statistics, sys
+/usr/bin/python3 - "$tmp/t" "$tmp/full.json" "$ITER" "$LIVE" "$tmp" <<'PYEOF'
+import json, os, statistics, sys
 t, c = {}, {}
 for line in open(sys.argv[1]):
     k, w, u = line.split()
@@ -78,5 +96,16 @@ per = i["map_bytes"] / max(i["live_blocks"], 1)
 print("tracking memory: %.1f bytes per live block in the live map (goal <= 16) + stack table %d bytes "
       "(%d stacks); total %d bytes for %d live blocks" %
       (per, i["tracking_bytes"] - i["map_bytes"], i["stacks"], i["tracking_bytes"], i["live_blocks"]))
+for a in ("glibc", "jemalloc", "tcmalloc", "mimalloc"):
+    k = ("base", "heaptrack", "full") if a == "glibc" else tuple(a + "." + x for x in ("base", "heaptrack", "full"))
+    if k[0] not in m:
+        continue
+    b, h, f = (m[x] for x in k)
+    nodes = ""
+    if a != "glibc" and os.path.exists(sys.argv[5] + "/" + a + ".info"):
+        nodes = ", snapshot %d nodes" % json.load(open(sys.argv[5] + "/" + a + ".info"))["counts"]["nodes"]
+    print("%-8s wall ms: base %d, heaptrack %d, full %d; full / base = %.2f, full / heaptrack = %.2f, "
+          "cost / heaptrack cost = %.2f (%d rounds%s)" %
+          (a, b, h, f, f / b, f / h, (f - b) / max(h - b, 1), len(t[k[0]]), nodes))
 PYEOF
 uptime | sed 's/.*load/load/'

@@ -48,6 +48,24 @@ $(STK_DIR)/libsite.so: tests/stacks/libsite.c
 	@mkdir -p $(dir $@)
 	$(CC) $(STK_NOFP) -fPIC -shared -o $@ $<
 
+# Every allocator (tests/stacks/allocators.sh): one C++ program linked with
+# glibc, jemalloc, tcmalloc_minimal and mimalloc (scripts/deps.sh check
+# installs them; a missing one is not built and the script skips it), run
+# under `heapgraph run` with and without --stacks, and preloaded. Never
+# sanitized (the preloaded agent would need ASan first).
+ALLOC_LIBS.glibc    :=
+ALLOC_LIBS.jemalloc := -ljemalloc
+ALLOC_LIBS.tcmalloc := -ltcmalloc_minimal
+ALLOC_LIBS.mimalloc := -lmimalloc
+ALLOC_HAVE   := glibc $(foreach a,jemalloc tcmalloc mimalloc,$(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(subst tcmalloc,tcmalloc_minimal,$(a)).so),$(a)))
+ifneq ($(SANITIZE),1)
+TEST_PROGS   += $(foreach a,$(ALLOC_HAVE),$(STK_DIR)/allocators-$(a))
+TEST_SCRIPTS += tests/stacks/allocators.sh
+endif
+$(STK_DIR)/allocators-%: tests/stacks/allocators.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -o $@ $< -pthread $(ALLOC_LIBS.$*)
+
 # ---- bench: make bench-stacks (part of `make bench`) ----
 BENCH_TARGETS += bench-stacks
 build/bench/bench_stacks_work: bench/bench_stacks_work.c

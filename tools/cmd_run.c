@@ -39,9 +39,9 @@ static int find_lib(char *out, size_t cap, int stacks) {
   if (!slash) return -1;
   *slash = 0;
   const char *plain[] = {"%s/libheapgraph.so", "%s/../lib/libheapgraph.so", "%s/../lib/libheapgraph.so.1"};
-  const char *with[] = {"%s/libheapgraph_stacks.so", "%s/../lib/libheapgraph_stacks.so", "%s/../lib/libheapgraph_stacks.so"};
+  const char *with[] = {"%s/libheapgraph_stacks.so", "%s/../lib/libheapgraph_stacks.so", NULL};
   const char **cands = stacks ? with : plain;
-  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0] && cands[i]; i++) {
     snprintf(out, cap, cands[i], exe);
     char real[PATH_MAX];
     if (access(out, R_OK) == 0 && realpath(out, real)) {

@@ -24,10 +24,18 @@ check "[ -f $d/lib/pkgconfig/heapgraph.pc ]" "pkg-config file installed"
 soname=$(readelf -d "$d/lib/libheapgraph.so" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 check "[ '$soname' = libheapgraph.so.1 ]" "SONAME is libheapgraph.so.1 (got '$soname')"
 syms=$(nm -D --defined-only "$d/lib/libheapgraph.so" | awk '{print $3}' | sed 's/@.*//')
-# besides hg_*: the malloc family of the allocation-stack interposer (docs/stacks.md)
-mallocs='^(malloc|calloc|realloc|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|reallocarray)$'
-bad=$(printf '%s\n' "$syms" | grep -v '^hg_' | grep -v '^HEAPGRAPH_1$' | grep -Ev "$mallocs" | head -5)
-check "[ -z '$bad' ]" "only hg_* and the malloc family exported (found: $bad)"
+# only hg_*: the malloc interposer is in libheapgraph_stacks.so alone
+bad=$(printf '%s\n' "$syms" | grep -v '^hg_' | grep -v '^HEAPGRAPH_1$' | head -5)
+check "[ -z '$bad' ]" "libheapgraph.so exports only hg_* (found: $bad)"
+# libheapgraph_stacks.so: the same with libheapgraph.so's SONAME, plus the
+# malloc family and C++ new/delete of the allocation-stack interposer
+ss="$d/lib/libheapgraph_stacks.so"
+sname=$(readelf -d "$ss" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+check "[ '$sname' = libheapgraph.so.1 ]" "libheapgraph_stacks.so has SONAME libheapgraph.so.1 (got '$sname')"
+ssyms=$(nm -D --defined-only "$ss" 2>/dev/null | awk '{print $3}' | sed 's/@.*//')
+mallocs='^(malloc|calloc|realloc|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|reallocarray|malloc_usable_size|free_sized|free_aligned_sized|_Zn[wa]m.*|_Zd[la]Pv.*)$'
+bad=$(printf '%s\n' "$ssyms" | grep -v '^hg_' | grep -v '^HEAPGRAPH_1$' | grep -Ev "$mallocs" | head -5)
+check "[ -z '$bad' ] && printf '%s\\n' \"\$ssyms\" | grep -qx malloc" "libheapgraph_stacks.so: hg_*, malloc family and new/delete only (found: $bad)"
 check "printf '%s\\n' \"\$syms\" | grep -qx hg_graph_load" "hg_graph_load exported"
 # the hg_ prefix is the public API's: an internal function is _hg_ (or
 # its component's own prefix), so every hg_ symbol the static library
