@@ -62,6 +62,12 @@ ifneq ($(SANITIZE),1)
 TEST_PROGS   += $(foreach a,$(ALLOC_HAVE),$(STK_DIR)/allocators-$(a))
 TEST_SCRIPTS += tests/stacks/allocators.sh
 endif
+# the glibc matrix's target (scripts/check-matrix.sh): the library, the CLI
+# and the programs of the allocators this root has, then the script
+.PHONY: check-allocators
+check-allocators: all $(foreach a,$(ALLOC_HAVE),$(STK_DIR)/allocators-$(a))
+	@BUILD=$(BUILD) sh tests/stacks/allocators.sh
+
 $(STK_DIR)/allocators-%: tests/stacks/allocators.cpp
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -o $@ $< -pthread $(ALLOC_LIBS.$*)

