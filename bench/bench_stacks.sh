@@ -101,11 +101,14 @@ for a in ("glibc", "jemalloc", "tcmalloc", "mimalloc"):
     if k[0] not in m:
         continue
     b, h, f = (m[x] for x in k)
+    cb, ch, cf = (mc[x] for x in k)
     nodes = ""
     if a != "glibc" and os.path.exists(sys.argv[5] + "/" + a + ".info"):
         nodes = ", snapshot %d nodes" % json.load(open(sys.argv[5] + "/" + a + ".info"))["counts"]["nodes"]
     print("%-8s wall ms: base %d, heaptrack %d, full %d; full / base = %.2f, full / heaptrack = %.2f, "
           "cost / heaptrack cost = %.2f (%d rounds%s)" %
           (a, b, h, f, f / b, f / h, (f - b) / max(h - b, 1), len(t[k[0]]), nodes))
+    print("%-8s cpu ms:  base %d, heaptrack %d, full %d; full / base = %.2f, full / heaptrack = %.2f" %
+          ("", cb, ch, cf, cf / max(cb, 1), cf / max(ch, 1)))
 PYEOF
 uptime | sed 's/.*load/load/'
