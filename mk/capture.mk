@@ -35,12 +35,13 @@ CAP_LINK     := $(CAP_LIB) $(LIBS)
 
 CAP_PROGS    := $(CAP_DIR)/ground_truth $(CAP_DIR)/leaks $(CAP_DIR)/stress $(CAP_DIR)/jemalloc \
                 $(CAP_DIR)/churn $(CAP_DIR)/agent_target $(CAP_DIR)/ground_truth_ring64 \
-                $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64
+                $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64 \
+                $(CAP_DIR)/full_bins
 TEST_PROGS   += $(CAP_PROGS)
 TEST_SCRIPTS += $(CAP_DIR)/ground_truth $(CAP_DIR)/ground_truth_ring64 tests/capture/leaks_vs_valgrind.sh \
                 $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64 \
                 $(CAP_DIR)/stress $(CAP_DIR)/jemalloc $(CAP_DIR)/churn \
-                tests/capture/objc_direct_first.sh tests/capture/agent.sh
+                tests/capture/objc_direct_first.sh tests/capture/agent.sh $(CAP_DIR)/full_bins
 
 $(CAP_DIR)/ground_truth: tests/capture/ground_truth.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
@@ -80,6 +81,10 @@ $(CAP_DIR)/leaks: tests/capture/leaks.c $(CAP_LIB)
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
 $(CAP_DIR)/churn: tests/capture/churn.c $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
+
+$(CAP_DIR)/full_bins: tests/capture/full_bins.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
