@@ -218,6 +218,7 @@ static int init_vectors(struct hg_cap *c) {
   rc = rc ? rc : _hg_vec_init(s, &c->regions, sizeof(struct hg_cregion), 1u << 20);
   rc = rc ? rc : _hg_vec_init(s, &c->images, sizeof(struct hg_cimage), 1u << 16);
   rc = rc ? rc : _hg_vec_init(s, &c->ranges, sizeof(struct hg_crange), 1u << 18);
+  rc = rc ? rc : _hg_vec_init(s, &c->not_roots, sizeof(struct hg_crange), 1u << 16);
   rc = rc ? rc : _hg_vec_init(s, &c->threads, sizeof(struct hg_cthread), 1u << 16);
   rc = rc ? rc : _hg_vec_init(s, &c->segments, sizeof(struct hg_segment), 1u << 24);
   rc = rc ? rc : _hg_vec_init(s, &c->nodes, sizeof(struct hg_cnode), (size_t)UINT32_MAX);

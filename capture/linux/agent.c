@@ -19,7 +19,8 @@
  * HEAPGRAPH_PID names, across exec, so a wrapper that execs the program
  * hands it over. Its children (fork, with or without exec) do not: the
  * first fork() of each program it runs says so on stderr (an atfork
- * handler; posix_spawn and vfork run none), and so does its exit message. With HEAPGRAPH_FOLLOW_CHILDREN each
+ * handler; posix_spawn and vfork run none, nor does the capture's own
+ * clone), and so does its exit message. With HEAPGRAPH_FOLLOW_CHILDREN each
  * process captures to its own file: a child's pid is inserted before the
  * name's extension when the pattern has no %p (app.hgsnap -> app.PID.hgsnap).
  * The agent is active only when HEAPGRAPH_SIGNAL or HEAPGRAPH_AT_EXIT is
@@ -37,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "capture/signal_names.h"
@@ -104,13 +104,6 @@ static void expand(char *out, size_t cap, unsigned n) {
   out[o] = 0;
 }
 
-/* 1 if this process has had a child that ended and was waited for. */
-static int had_children(void) {
-  struct rusage ru;
-  return getrusage(RUSAGE_CHILDREN, &ru) == 0 && (ru.ru_maxrss > 0 || ru.ru_utime.tv_sec ||
-                                                  ru.ru_utime.tv_usec || ru.ru_stime.tv_sec || ru.ru_stime.tv_usec);
-}
-
 static char fork_note[160];
 static int fork_noted;
 
@@ -134,7 +127,7 @@ static void capture(const char *trigger) {
   o.trigger = trigger;
   o.stats = &st;
   int rc = hg_capture(path, &o);
-  const char *kids = !follow && had_children()
+  const char *kids = !follow && __atomic_load_n(&fork_noted, __ATOMIC_RELAXED)
                          ? "; its child processes were not captured (heapgraph run --follow-children)"
                          : "";
   if (rc == 0 || rc == HG_EUNSUPPORTED)

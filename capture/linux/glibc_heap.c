@@ -412,6 +412,11 @@ int _hg_plat_heap_walk(struct hg_cap *c) {
   int rc;
   size_t mark = _hg_vec_len(&c->work);
   if ((rc = list_arenas(&wk))) return rc;
+  for (uint32_t i = 0; i < wk.narenas; i++) { /* allocator state: never roots */
+    struct hg_crange *r = _hg_vec_push(&c->not_roots, 1);
+    if (!r) return HG_ENOMEM;
+    *r = (struct hg_crange){wk.arenas[i], wk.arenas[i] + _hg_glibc.sizeof_state, 0, HG_NO_OWNER};
+  }
   if ((rc = main_areas(&wk))) return rc;
   for (uint32_t i = 1; i < wk.narenas; i++)
     if ((rc = arena_areas(&wk, wk.arenas[i], i))) return rc;
