@@ -189,6 +189,10 @@ int _hg_capture_body(struct hg_cap *c) {
   if ((rc = write_records(c))) return rc;
   uint64_t t2 = _hg_now_ns();
   if ((rc = _hg_scan_nodes(c))) return rc; /* nodes (classified once) and edges */
+  for (uint32_t i = 0; i < c->nclassifiers; i++) { /* what classifiers add (classify.h) */
+    struct hg_classify_reg reg = {c, c->classifier_state[i]};
+    if (c->classifiers[i]->meta && (rc = c->classifiers[i]->meta(&reg, c->w))) return rc;
+  }
   if ((rc = _hg_scan_roots(c))) return rc;
   if ((rc = _hg_stacks_write(c))) return rc; /* allocation stacks (alloc_write.c) */
   uint64_t t3 = _hg_now_ns();
