@@ -41,7 +41,7 @@ TEST_PROGS   += $(CAP_PROGS)
 TEST_SCRIPTS += $(CAP_DIR)/ground_truth $(CAP_DIR)/ground_truth_ring64 tests/capture/leaks_vs_valgrind.sh \
                 $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64 \
                 $(CAP_DIR)/stress $(CAP_DIR)/jemalloc $(CAP_DIR)/churn \
-                tests/capture/objc_direct_first.sh tests/capture/agent.sh $(CAP_DIR)/full_bins \
+                tests/capture/objc_direct_first.sh tests/capture/agent.sh tests/capture/full_bins.sh \
                 tests/capture/agent_children.sh tests/capture/leak_cycle.sh
 
 $(CAP_DIR)/ground_truth: tests/capture/ground_truth.c $(CAP_LIB) tests/hg_test.h

@@ -14,9 +14,10 @@
 # the heap walk: ground_truth (fork and suspend, with and without the scan
 # helper: main arena, thread arenas, mmapped chunks, every bin kind; run
 # $HG_MATRIX_REPEAT times, each with its own address layout) and churn
-# (captures after tcache/fastbin churn), full_bins ($HG_MATRIX_FULL captures,
-# default 20, of four threads whose every tcache bin is full, with blocks in
-# every bin kind); and the allocation-stack recorder:
+# (captures after tcache/fastbin churn), full_bins.sh ($HG_MATRIX_FULL
+# captures, default 20, of four threads whose every tcache bin is full, with
+# blocks in every bin kind; with glibc's defaults, one arena, and one-entry
+# tcache bins); and the allocation-stack recorder:
 # tests/stacks/inproc.c (the interposer on this glibc: counts and bytes per
 # stack equal the walker's nodes while a thread churns, a lost block is not
 # rooted by the recorder) and memo.c (the unwinder against libunwind).
@@ -65,7 +66,7 @@ one() {
     nice make -j2 CC=gcc HG_DEPS=0 build/capture/ground_truth build/capture/churn build/capture/full_bins build/stacks/inproc build/stacks/memo >/dev/null &&
     i=0 && while [ \$i -lt $repeat ]; do build/capture/ground_truth /tmp || exit 1; i=\$((i + 1)); done &&
     build/capture/churn $churn_rounds /tmp &&
-    build/capture/full_bins $full /tmp &&
+    sh tests/capture/full_bins.sh $full /tmp &&
     build/stacks/inproc && build/stacks/memo" >>"$log" 2>&1
   rc=$?
   ver=$(sed -n 's/^versions: //p' "$log" | head -n 1)

@@ -164,7 +164,8 @@ static int find_main_arena(struct hg_cap *c, uint32_t libc_image) {
  *     If there is none, bin 0 was full when a was freed; then one malloc
  *     takes a block from the bin (tcache_get comes first in malloc), which
  *     leaves one free slot whatever the bin's capacity, and a second block b
- *     freed into it is found at the head.
+ *     freed into it is found at the head. Should the bin still refuse it,
+ *     the same is tried with the next sizes (bins 1 … 7).
  *  2. with the struct known, its raw (never protected) entries[0] is read;
  *     one malloc takes the head z back (tcache_get), and freeing z again
  *     (there is room: z's slot) writes at offset 0 the link to the head
@@ -177,23 +178,33 @@ static int find_main_arena(struct hg_cap *c, uint32_t libc_image) {
 #define PROBE_N 16
 
 /* No tcache: PROBE_N frees of one size in a row all go to the fastbin,
- * each block's `next` naming the chunk freed just before it. */
+ * each block's `next` naming the chunk freed just before it. Only blocks
+ * whose next chunk still has PREV_INUSE vote (fastbin chunks stay "in
+ * use"; on 2.43, which has no fastbins, frees go to the unsorted bin,
+ * whose `fd` would pose as a plain link). */
 HG_NO_ASAN static int probe_fastbins(void) {
   /* through a volatile pointer: reading our own freed blocks is the point */
   void (*volatile release)(void *) = free;
   void *(*volatile get)(size_t) = malloc;
   uintptr_t x[PROBE_N];
   uint64_t link[PROBE_N];
-  int n = 0;
+  int n = 0, inuse[PROBE_N];
   for (; n < PROBE_N; n++) {
     if (!(x[n] = (uintptr_t)get(24))) break;
     ((volatile uint64_t *)x[n])[0] = 0;
   }
   for (int i = 0; i < n; i++) release((void *)x[i]);
   if (n < PROBE_N) return -1;
-  for (int i = 0; i < PROBE_N; i++) link[i] = ((volatile uint64_t *)x[i])[0];
   int plain = 0, safe = 0;
+  for (int i = 0; i < PROBE_N; i++) {
+    uint64_t size, next_size;
+    link[i] = ((volatile uint64_t *)x[i])[0];
+    inuse[i] = safe_read(x[i] - 8, &size, sizeof size) == 0 &&
+               safe_read(x[i] - 16 + (size & ~(uint64_t)7) + 8, &next_size, sizeof next_size) == 0 &&
+               (next_size & 1);
+  }
   for (int i = 1; i < PROBE_N; i++) {
+    if (!inuse[i]) continue;
     plain += link[i] == x[i - 1] - 16;
     safe += (link[i] ^ (x[i] >> 12)) == x[i - 1] - 16;
   }
@@ -209,11 +220,12 @@ HG_NO_ASAN static int probe_fastbins(void) {
  * sets the tcache up — so it may be 16 bytes larger. */
 static uint64_t tcache_chunk_of(uint32_t n) { return (10u * n + 8 + 15) & ~(uint64_t)15; }
 
-/* Block z heads the probing thread's tcache bin 0 (probe_tcache). That thread's tcache_perthread_struct
+/* Block z heads the probing thread's tcache bin idx (probe_tcache). That thread's tcache_perthread_struct
  * is pointed to by libc's thread-local `tcache`, which lies in the static
  * TLS next to the thread pointer: the struct is the chunk, pointed to from
  * there, whose entries[0] (after n uint16 counts) is z and whose chunk size
- * fits n bins (tcache_chunk_of, or 16 bytes more). Tried for the bin
+ * fits n bins (tcache_chunk_of, or 16 bytes more), whose entries[idx] is z
+ * (entries of the exact-size bins are never protected). Tried for the bin
  * counts glibc has had: 64, and 76 (2.43: 64 exact-size bins and 12
  * ranged ones). *tc: the struct's address. */
 
@@ -236,7 +248,7 @@ static void read_headers(const uint64_t *m, size_t n, uint64_t *sz, unsigned cha
   }
 }
 
-static int find_tcache(uintptr_t z, uint64_t *tc) {
+static int find_tcache(uintptr_t z, uint32_t idx, uint64_t *tc) {
   static const uint32_t nbins[] = {64, 76};
   uint64_t tp = (uint64_t)(uintptr_t)pthread_self(), found = 0;
   uint64_t buf[64], cand[64], sz[64];
@@ -254,7 +266,7 @@ static int find_tcache(uintptr_t z, uint64_t *tc) {
       for (size_t k = 0; k < sizeof nbins / sizeof nbins[0]; k++) {
         uint64_t want = tcache_chunk_of(nbins[k]), have = sz[i] & ~(uint64_t)7;
         if (have < want || have > want + 16 ||
-            safe_read(m + 2u * nbins[k], &head, sizeof head) || head != z)
+            safe_read(m + 2u * nbins[k] + 8u * idx, &head, sizeof head) || head != z)
           continue;
         if (found && (found != want || *tc != m)) return -1; /* ambiguous */
         found = want;
@@ -268,13 +280,17 @@ static int find_tcache(uintptr_t z, uint64_t *tc) {
   return 0;
 }
 
-/* Steps 1 and 2 above; 0 when the link format and key are learnt, 1 when
- * this thread has no tcache to be found, -1 on a contradiction (another
- * thread or a signal handler between our calls: tried again). */
-HG_NO_ASAN static int probe_tcache(void) {
+/* Steps 1 and 2 above with blocks of bin idx (requests of 24 + 16 idx
+ * bytes); 0 when the link format and key are learnt, 1 when no tcache bin
+ * of this thread took our block (then another size is tried: on 2.43 with
+ * glibc.malloc.tcache_count=1 a bin was seen refusing frees while empty),
+ * -1 on a contradiction (another thread or a signal handler between our
+ * calls: tried again). */
+HG_NO_ASAN static int probe_tcache(uint32_t idx) {
   void (*volatile release)(void *) = free;
   void *(*volatile get)(size_t) = malloc;
-  uintptr_t a = (uintptr_t)get(24), b = (uintptr_t)get(24), c = 0, z = a;
+  size_t n = 24 + 16 * (size_t)idx;
+  uintptr_t a = (uintptr_t)get(n), b = (uintptr_t)get(n), c = 0, z = a;
   uint64_t tc = 0, head, now;
   int rc = -1;
   if (!a || !b) {
@@ -283,18 +299,18 @@ HG_NO_ASAN static int probe_tcache(void) {
     return -1;
   }
   release((void *)a);
-  if (find_tcache(a, &tc) != 0) {
-    c = (uintptr_t)get(24); /* from the full bin: one slot free */
+  if (find_tcache(a, idx, &tc) != 0) {
+    c = (uintptr_t)get(n); /* from the full bin: one slot free */
     z = b;
     b = 0;
     release((void *)z);
-    if (find_tcache(z, &tc) != 0) {
+    if (find_tcache(z, idx, &tc) != 0) {
       release((void *)c);
       return 1;
     }
   }
-  uint64_t slot = tc + 2u * _hg_glibc.tcache_bins; /* entries[0] */
-  uintptr_t d = (uintptr_t)get(24);                /* z, from the head */
+  uint64_t slot = tc + 2u * _hg_glibc.tcache_bins + 8u * idx; /* entries[idx] */
+  uintptr_t d = (uintptr_t)get(n);                             /* z, from the head */
   if (d != z || safe_read(slot, &head, sizeof head)) goto out;
   ((volatile uint64_t *)d)[1] = 0;
   release((void *)d);
@@ -312,9 +328,12 @@ out:
   return rc;
 }
 
+#define PROBE_SIZES 8 /* bins tried: requests of 24 … 136 bytes */
+
 static int probe(void) {
   for (int attempt = 0; attempt < 4; attempt++) {
-    int rc = probe_tcache();
+    int rc = 1;
+    for (uint32_t idx = 0; idx < PROBE_SIZES && rc == 1; idx++) rc = probe_tcache(idx);
     if (rc == 0) return 0;
     if (rc == 1 && probe_fastbins() == 0) return 0;
   }

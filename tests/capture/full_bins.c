@@ -18,7 +18,12 @@
  *
  * Every capture must have heap_status "ok", every live block as a node with
  * its usable size, and at most 2 of the round's freed blocks reported (the
- * capture's own allocations before the freeze may reuse one).
+ * capture's own allocations before the freeze may reuse them: fopen's
+ * 472-byte FILE, for one; a first, unchecked capture makes its one-time
+ * allocations).
+ * full_bins.sh runs it with glibc's defaults, with one arena
+ * (glibc.malloc.arena_max=1) and with one-entry tcache bins
+ * (glibc.malloc.tcache_count=1).
  *
  *   full_bins [CAPTURES] [DIR]     default 20 captures, DIR /tmp
  */
@@ -124,7 +129,7 @@ static int cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static uintptr_t all_live[NTHREADS * LIVE_MAX];
+static uintptr_t all_live[NTHREADS * LIVE_MAX], all_freed[NTHREADS * FREED_MAX];
 
 static void capture(const char *dir, int k) {
   uint32_t mode = k % 2 ? HG_MODE_FORK : HG_MODE_SUSPEND;
@@ -153,12 +158,23 @@ static void capture(const char *dir, int k) {
       else if (g->node_size[x] != malloc_usable_size((void *)p)) badsize++;
     }
   qsort(all_live, n, sizeof all_live[0], cmp);
+  /* freed addresses, each once (a block freed, reused and freed again is
+   * listed each time) */
+  size_t nf = 0;
   for (int t = 0; t < NTHREADS; t++)
-    for (size_t i = 0; i < ws[t].nfreed; i++) {
-      uintptr_t p = ws[t].freed[i];
-      int64_t x = hg_graph_find(g, p);
-      if (x >= 0 && g->node_addr[x] == p && !bsearch(&p, all_live, n, sizeof p, cmp)) reported++;
+    for (size_t i = 0; i < ws[t].nfreed; i++) all_freed[nf++] = ws[t].freed[i];
+  qsort(all_freed, nf, sizeof all_freed[0], cmp);
+  for (size_t i = 0; i < nf; i++) {
+    uintptr_t p = all_freed[i];
+    if (i && p == all_freed[i - 1]) continue;
+    int64_t x = hg_graph_find(g, p);
+    if (x >= 0 && g->node_addr[x] == p && !bsearch(&p, all_live, n, sizeof p, cmp)) {
+      if (getenv("HG_FULL_BINS_DEBUG"))
+        fprintf(stderr, "  freed %#lx reported, node size %llu\n", (unsigned long)p,
+                (unsigned long long)g->node_size[x]);
+      reported++;
     }
+  }
   if (missing || badsize || reported > 2)
     fprintf(stderr, "capture %d: %zu live, %zu missing, %zu bad size, %zu freed reported\n", k, n,
             missing, badsize, reported);
@@ -168,6 +184,13 @@ static void capture(const char *dir, int k) {
   hg_graph_free(g);
 }
 
+static void capture_quiet(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/hg_full_bins_%d_warm.hgsnap", dir, (int)getpid());
+  (void)hg_capture(path, NULL);
+  unlink(path);
+}
+
 static int captures = 20;
 static const char *dir = "/tmp";
 
@@ -175,6 +198,9 @@ static void test_full_tcache_bins(void) {
   pthread_t th[NWORKERS];
   for (int t = 0; t < NTHREADS; t++) ws[t].seed = 7u + (unsigned)t;
   for (int t = 0; t < NWORKERS; t++) pthread_create(&th[t], NULL, worker, &ws[t + 1]);
+  /* one capture first, unchecked: the engine's one-time allocations (on
+   * 2.43 three of them reused blocks this test had just freed) */
+  capture_quiet(dir);
   for (int k = 0; k < captures; k++) {
     pthread_mutex_lock(&lock);
     round_done = 0;
