@@ -11,23 +11,17 @@
 #   3. --follow-children: app.hgsnap (the wrapper) and app.PID.hgsnap for
 #      each child, each program's with its list
 #   4. --follow-children with %p in the name: app-PID.hgsnap, nothing inserted
-# Under SANITIZE=1 the library is preloaded behind libasan (agent.sh), and
-# snapshots have no heap nodes: only the files are checked.
+# Not under SANITIZE=1 (agent.sh covers the ASan-built agent; here the
+# snapshots would have no heap nodes to tell the processes apart).
 B=${BUILD:-build}
 CLI=$(cd "$B" && pwd)/heapgraph
 T=$(cd "$B" && pwd)/capture/agent_target
+if [ "${SANITIZE:-0}" = 1 ]; then echo "0 passed, 0 failed, 1 skipped"; exit 0; fi
 pass=0; fail=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 tmp=$(mktemp -d /tmp/hg_children.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-san=0
-if [ "${SANITIZE:-0}" = 1 ]; then
-  san=1
-  asan=$(${CC:-cc} -print-file-name=libasan.so)
-  export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
-  export LD_PRELOAD="$asan"
-fi
 cat >"$tmp/wrap.sh" <<'EOF'
 uname >/dev/null
 for i in 1 2 3; do
@@ -45,7 +39,6 @@ nodes() {
 # program FILE: ok if FILE is a snapshot of agent_target (its 1000 blocks)
 program() {
   [ -s "$1" ] || return 1
-  [ "$san" = 1 ] && return 0
   n=$(nodes "$1")
   [ -n "$n" ] && [ "$n" -ge 1000 ]
 }
@@ -56,11 +49,9 @@ files=$(cd "$tmp" && ls app*.hgsnap 2>/dev/null | tr '\n' ' ')
 [ "$files" = "app.hgsnap " ] && ok "default: one file ($files)" || bad "default: files '$files', want app.hgsnap only"
 grep -q 'only pid [0-9]* is captured' "$tmp/one.err" && grep -q 'child processes were not captured' "$tmp/one.err" &&
   ok "default: says the children were not captured" || bad "default: no note on stderr: $(cat "$tmp/one.err")"
-if [ "$san" = 0 ]; then
-  n=$(nodes "$tmp/app.hgsnap")
-  [ -n "$n" ] && [ "$n" -lt 1000 ] && ok "default: app.hgsnap is the wrapper's ($n nodes)" ||
-    bad "default: app.hgsnap has '$n' nodes, the wrapper has fewer than 1000"
-fi
+n=$(nodes "$tmp/app.hgsnap")
+[ -n "$n" ] && [ "$n" -lt 1000 ] && ok "default: app.hgsnap is the wrapper's ($n nodes)" ||
+  bad "default: app.hgsnap has '$n' nodes, the wrapper has fewer than 1000"
 rm -f "$tmp"/app*.hgsnap
 
 # 2. a wrapper that execs the program keeps the traced pid
