@@ -192,6 +192,10 @@ int _hg_capture_body(struct hg_cap *c) {
   if ((rc = write_records(c))) return rc;
   uint64_t t2 = _hg_now_ns();
   if ((rc = _hg_scan_nodes(c))) return rc; /* nodes (classified once) and edges */
+  for (uint32_t i = 0; i < c->nclassifiers; i++) { /* what classifiers add (classify.h) */
+    struct hg_classify_reg reg = {c, c->classifier_state[i]};
+    if (c->classifiers[i]->meta && (rc = c->classifiers[i]->meta(&reg, c->w))) return rc;
+  }
   if ((rc = _hg_scan_roots(c))) return rc;
   if ((rc = _hg_stacks_write(c))) return rc; /* allocation stacks (alloc_write.c) */
   uint64_t t3 = _hg_now_ns();
@@ -221,6 +225,7 @@ static int init_vectors(struct hg_cap *c) {
   rc = rc ? rc : _hg_vec_init(s, &c->regions, sizeof(struct hg_cregion), 1u << 20);
   rc = rc ? rc : _hg_vec_init(s, &c->images, sizeof(struct hg_cimage), 1u << 16);
   rc = rc ? rc : _hg_vec_init(s, &c->ranges, sizeof(struct hg_crange), 1u << 18);
+  rc = rc ? rc : _hg_vec_init(s, &c->not_roots, sizeof(struct hg_crange), 1u << 16);
   rc = rc ? rc : _hg_vec_init(s, &c->threads, sizeof(struct hg_cthread), 1u << 16);
   rc = rc ? rc : _hg_vec_init(s, &c->segments, sizeof(struct hg_segment), 1u << 24);
   rc = rc ? rc : _hg_vec_init(s, &c->nodes, sizeof(struct hg_cnode), (size_t)UINT32_MAX);

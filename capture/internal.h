@@ -158,6 +158,9 @@ struct hg_cap {
   struct hg_vec regions;    /* struct hg_cregion, sorted by start           */
   struct hg_vec images;     /* struct hg_cimage                             */
   struct hg_vec ranges;     /* struct hg_crange: global roots               */
+  struct hg_vec not_roots;  /* struct hg_crange: the allocator's own state
+                               (glibc: each arena's malloc_state), never
+                               scanned for roots (scan.c)                  */
   struct hg_vec threads;    /* struct hg_cthread                            */
   struct hg_vec segments;   /* struct hg_segment, sorted by base            */
   struct hg_vec nodes;      /* struct hg_cnode (8 bytes per node); created

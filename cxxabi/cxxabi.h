@@ -29,6 +29,8 @@ struct hg_cxx_type {
   uint64_t ti;          /* address of the type_info object (0 = empty slot) */
   uint32_t name;        /* offset of its mangled name in the string pool    */
   uint32_t class_id;    /* caller's: 0 = not registered yet                 */
+  uint32_t slab_class_id; /* caller's: class of slabs that start with it    */
+  uint32_t census;      /* caller's: objects counted inside slabs           */
 };
 
 struct hg_cxx_range {
@@ -39,6 +41,12 @@ struct hg_cxx_range {
 #define HG_CXX_MAX_RANGES 4096u         /* of each range list               */
 #define HG_CXX_MAX_POOL (64u << 20)     /* bytes of names                   */
 #define HG_CXX_MAX_NAME 4096u           /* longest accepted mangled name    */
+/* Class name of blocks that hold many objects, the first of class T:
+ * HG_CXX_SLAB_PREFIX + T's mangled name (shown "slab starting with T");
+ * capture number HG_CXX_CENSUS_PREFIX + T's mangled name: objects of T
+ * counted inside such blocks (docs/cxx-types.md). */
+#define HG_CXX_SLAB_PREFIX "slab:"
+#define HG_CXX_CENSUS_PREFIX "cxx_census:"
 
 struct hg_cxx_set {
   struct hg_cxx_type *slots;  /* open addressing, power-of-two capacity    */

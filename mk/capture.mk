@@ -35,12 +35,14 @@ CAP_LINK     := $(CAP_LIB) $(LIBS)
 
 CAP_PROGS    := $(CAP_DIR)/ground_truth $(CAP_DIR)/leaks $(CAP_DIR)/stress $(CAP_DIR)/jemalloc \
                 $(CAP_DIR)/churn $(CAP_DIR)/agent_target $(CAP_DIR)/ground_truth_ring64 \
-                $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64
+                $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64 \
+                $(CAP_DIR)/full_bins $(CAP_DIR)/leak_cycle
 TEST_PROGS   += $(CAP_PROGS)
 TEST_SCRIPTS += $(CAP_DIR)/ground_truth $(CAP_DIR)/ground_truth_ring64 tests/capture/leaks_vs_valgrind.sh \
                 $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64 \
                 $(CAP_DIR)/stress $(CAP_DIR)/jemalloc $(CAP_DIR)/churn \
-                tests/capture/objc_direct_first.sh tests/capture/agent.sh
+                tests/capture/objc_direct_first.sh tests/capture/agent.sh tests/capture/full_bins.sh \
+                tests/capture/agent_children.sh tests/capture/leak_cycle.sh
 
 $(CAP_DIR)/ground_truth: tests/capture/ground_truth.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
@@ -83,11 +85,21 @@ $(CAP_DIR)/churn: tests/capture/churn.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
+$(CAP_DIR)/full_bins: tests/capture/full_bins.c $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
+
 # an unmodified program for the LD_PRELOAD agent test: never sanitized,
 # never linked with libheapgraph
 $(CAP_DIR)/agent_target: tests/capture/agent_target.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 -g $(WARN) -o $@ $<
+
+# the C++ leak of issue 26 for leak_cycle.sh: never sanitized, never linked
+# with libheapgraph
+$(CAP_DIR)/leak_cycle: tests/capture/leak_cycle.cpp
+	@mkdir -p $(dir $@)
+	$(CAP_CXX) -std=c++17 -O2 -g $(WARN) -o $@ $<
 
 $(CAP_DIR)/stress_cxx.o: tests/capture/stress_cxx.cpp
 	@mkdir -p $(dir $@)

@@ -26,8 +26,15 @@ $(CXX_TEST_DIR)/cxx_classes_static: tests/cxx/cxx_classes.cpp $(CXX_TLIB) cxxabi
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXX_TFLAGS) -DHG_CXX_LABEL='"static"' -static-libstdc++ -static-libgcc -o $@ $< $(CXX_LINK)
 
-TEST_PROGS   += $(CXX_TEST_DIR)/cxx_classes $(CXX_TEST_DIR)/cxx_classes_static $(CLI)
-TEST_SCRIPTS += $(CXX_TEST_DIR)/cxx_classes $(CXX_TEST_DIR)/cxx_classes_static tests/cxx/test_cxx_cli.sh
+# blocks that hold many objects: slabs and their census (issue 26)
+$(CXX_TEST_DIR)/cxx_slabs: tests/cxx/cxx_slabs.cpp $(CXX_TLIB) cxxabi/cxxabi.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXX_TFLAGS) -o $@ $< $(CXX_LINK)
+
+TEST_PROGS   += $(CXX_TEST_DIR)/cxx_classes $(CXX_TEST_DIR)/cxx_classes_static $(CLI) \
+                $(CXX_TEST_DIR)/cxx_slabs
+TEST_SCRIPTS += $(CXX_TEST_DIR)/cxx_classes $(CXX_TEST_DIR)/cxx_classes_static tests/cxx/test_cxx_cli.sh \
+                $(CXX_TEST_DIR)/cxx_slabs
 
 # Benchmark (`make bench`): capture time with and without the C++ classifier.
 build/bench/bench_cxx: bench/bench_cxx.cpp $(LIB_A)

@@ -14,7 +14,10 @@
 # the heap walk: ground_truth (fork and suspend, with and without the scan
 # helper: main arena, thread arenas, mmapped chunks, every bin kind; run
 # $HG_MATRIX_REPEAT times, each with its own address layout) and churn
-# (captures after tcache/fastbin churn); and the allocation-stack recorder:
+# (captures after tcache/fastbin churn), full_bins.sh ($HG_MATRIX_FULL
+# captures, default 20, of four threads whose every tcache bin is full, with
+# blocks in every bin kind; with glibc's defaults, one arena, and one-entry
+# tcache bins); and the allocation-stack recorder:
 # tests/stacks/inproc.c (the interposer on this glibc: counts and bytes per
 # stack equal the walker's nodes while a thread churns, a lost block is not
 # rooted by the recorder) and memo.c (the unwinder against libunwind); and
@@ -32,6 +35,7 @@ suites=${*:-bullseye bookworm trixie forky}
 work=${HG_MATRIX_DIR:-/tmp/heapgraph-matrix}
 churn_rounds=${HG_MATRIX_CHURN:-6}
 repeat=${HG_MATRIX_REPEAT:-10} # ground_truth runs per suite (address layouts differ)
+full=${HG_MATRIX_FULL:-20}     # full_bins captures per suite
 # the same packages `deps.sh build` wants, so that it finds them installed
 pkgs=$(sed -n 's/^pkgs_build="\(.*\)"$/\1/p' "$here/scripts/deps.sh")
 [ -n "$pkgs" ] || { echo "check-matrix: no build group in scripts/deps.sh" >&2; exit 2; }
@@ -65,9 +69,10 @@ one() {
     glibc=\$(ldd --version | sed -n '1s/.* //p') &&
     cbor=\$(dpkg-query -W -f='\${Version}' libcbor-dev) &&
     echo \"versions: glibc \$glibc, libcbor \$cbor, \$(gcc --version | head -n 1)\" &&
-    nice make -j2 CC=gcc HG_DEPS=0 build/capture/ground_truth build/capture/churn build/stacks/inproc build/stacks/memo >/dev/null &&
+    nice make -j2 CC=gcc HG_DEPS=0 build/capture/ground_truth build/capture/churn build/capture/full_bins build/stacks/inproc build/stacks/memo >/dev/null &&
     i=0 && while [ \$i -lt $repeat ]; do build/capture/ground_truth /tmp || exit 1; i=\$((i + 1)); done &&
     build/capture/churn $churn_rounds /tmp &&
+    sh tests/capture/full_bins.sh $full /tmp &&
     build/stacks/inproc && build/stacks/memo &&
     nice make -j2 CC=gcc HG_DEPS=0 check-allocators" >>"$log" 2>&1
   rc=$?

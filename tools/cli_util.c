@@ -5,6 +5,8 @@
  */
 #include "tools/cli_util.h"
 
+#include "cxxabi/cxxabi.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +77,13 @@ int cli_parse_u64(const char *s, uint64_t *out) {
 
 char *cli_demangle_type(const char *name) {
   if (!name || !*name) return NULL;
+  size_t slab = strlen(HG_CXX_SLAB_PREFIX);
+  if (!strncmp(name, HG_CXX_SLAB_PREFIX, slab)) { /* classify_cxx.c: "slab starting with T" */
+    char *t = cli_demangle_type(name + slab), *out = NULL;
+    if (asprintf(&out, "slab starting with %s", t ? t : name + slab) < 0) out = NULL;
+    free(t);
+    return out;
+  }
   int status = 0;
   char *d = __cxa_demangle(name, NULL, NULL, &status);
   if (status == 0 && d) return d;

@@ -2,11 +2,13 @@
  * cmd_classes.c — `heapgraph classes FILE [--json] [--mangled] [-n N]`:
  * a histogram of nodes by class (count, total bytes), biggest first;
  * unclassified malloc blocks grouped by power-of-two size class, VM-region
- * nodes grouped together.
+ * nodes grouped together; then, when the snapshot has one, the census of
+ * C++ objects counted inside slabs (capture numbers "cxx_census:…").
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cxxabi/cxxabi.h"
 #include "graph/size_bucket.h"
 #include "tools/analysis_cli.h"
 #include "tools/cli_util.h"
@@ -31,10 +33,37 @@ static int by_bytes(const void *a, const void *b) {
   return x->bucket - y->bucket;
 }
 
+static int by_value(const void *a, const void *b) {
+  const struct hg_num *x = *(const struct hg_num *const *)a, *y = *(const struct hg_num *const *)b;
+  if (x->value != y->value) return x->value < y->value ? 1 : -1;
+  return strcmp(x->key, y->key);
+}
+
+/* The census lines (text only): objects of each class counted inside
+ * blocks named "slab starting with …" — never nodes (docs/cxx-types.md). */
+static void print_census(const struct hg_meta *m, int mangled, long limit) {
+  size_t plen = strlen(HG_CXX_CENSUS_PREFIX), n = 0;
+  const struct hg_num **c = calloc(m->capture_count + 1, sizeof *c);
+  if (!c) return;
+  for (size_t i = 0; i < m->capture_count; i++)
+    if (!strncmp(m->capture[i].key, HG_CXX_CENSUS_PREFIX, plen)) c[n++] = &m->capture[i];
+  qsort(c, n, sizeof *c, by_value);
+  if (n) printf("census: C++ objects counted inside slabs by their vtable words (not nodes)\n");
+  for (size_t i = 0; i < n && (limit < 0 || (long)i < limit); i++) {
+    const char *name = c[i]->key + plen;
+    char *d = mangled ? NULL : cli_demangle_type(name);
+    printf("%12llu %14s  %s\n", (unsigned long long)c[i]->value, "", cli_text(d ? d : name));
+    free(d);
+  }
+  free(c);
+}
+
 static const char about[] =
     "  Nodes grouped by class: count and total bytes, sorted by bytes.\n"
     "  Unclassified blocks are grouped by size class \"(unclassified <=N B)\".\n"
-    "  C++ names are demangled unless --mangled.\n";
+    "  C++ names are demangled unless --mangled. A C++ class's blocks larger than\n"
+    "  4 KiB that hold 4 or more further objects with vtables are \"slab starting\n"
+    "  with T\"; the objects counted inside them follow the table as a census.\n";
 
 int cmd_classes(int argc, char **argv) {
   struct acli_snap s;
@@ -94,6 +123,7 @@ int cmd_classes(int argc, char **argv) {
     }
   }
   if (!s.a.json) printf("%12llu %14llu  TOTAL\n", (unsigned long long)tc, (unsigned long long)tb);
+  if (!s.a.json) print_census(&g->meta, s.a.mangled, s.a.limit);
   free(rows);
   acli_close(&s);
   return 0;

@@ -21,6 +21,11 @@ static const char about[] =
     "  snapshot is written each time the process receives SIG (kill -USR2 PID);\n"
     "  with --at-exit one is written when it exits (the default when neither is given).\n"
     "  FILE may contain %p (pid) and %n (capture number); default heapgraph-%p-%n.hgsnap.\n"
+    "  Only PROGRAM's process captures (also after it execs another program, as\n"
+    "  wrappers and shims do); its child processes do not, and the exit message\n"
+    "  says so when it had any. With --follow-children every process captures to\n"
+    "  its own file: a child's pid goes before FILE's extension unless FILE has %p\n"
+    "  (app.hgsnap -> app.4242.hgsnap).\n"
     "  The library is looked up next to this executable, then in ../lib; set\n"
     "  HEAPGRAPH_LIB (HEAPGRAPH_STACKS_LIB) to override. --stacks records each live block's allocation\n"
     "  stack (see `heapgraph stacks`); --sample-bytes and --large-alloc imply it.\n";
@@ -55,12 +60,13 @@ static int find_lib(char *out, size_t cap, int stacks) {
 int cmd_run(int argc, char **argv) {
   const char *out = NULL, *sig = NULL, *mode = NULL, *omit = NULL;
   const char *sample = NULL, *large = NULL, *frames = NULL, *budget = NULL;
-  int at_exit = 0, stacks = 0, nargs;
+  int at_exit = 0, stacks = 0, follow = 0, nargs;
   const struct cli_opt opts[] = {
       CLI_OPT_STR("-o", "FILE", &out, "snapshot path (HEAPGRAPH_OUTPUT)"),
       CLI_OPT_STR("--signal", "SIG", &sig, "capture each time SIG arrives (HEAPGRAPH_SIGNAL)"),
       CLI_OPT_FLAG("--at-exit", &at_exit, "capture when the program exits"),
       CLI_OPT_CHOICE("--mode", "fork|suspend", &mode, "freeze mode (default fork)"),
+      CLI_OPT_FLAG("--follow-children", &follow, "child processes capture too, each to its own file"),
       CLI_OPT_CHOICE("--omit", "paths|names|all", &omit, "leave file paths and/or thread and process names out"),
       CLI_OPT_FLAG("--stacks", &stacks, "record allocation stacks (HEAPGRAPH_STACKS)"),
       CLI_OPT_STR("--sample-bytes", "N", &sample, "with --stacks: sample one block per N bytes (Poisson)"),
@@ -92,6 +98,11 @@ int cmd_run(int argc, char **argv) {
   if (at_exit || !sig) setenv("HEAPGRAPH_AT_EXIT", "1", 1);
   if (mode) setenv("HEAPGRAPH_MODE", mode, 1);
   if (omit) setenv("HEAPGRAPH_OMIT", omit, 1);
+  char pid[24]; /* PROGRAM is exec'd in place: it keeps this pid */
+  snprintf(pid, sizeof pid, "%d", (int)getpid());
+  setenv("HEAPGRAPH_PID", pid, 1);
+  if (follow) setenv("HEAPGRAPH_FOLLOW_CHILDREN", "1", 1);
+  else unsetenv("HEAPGRAPH_FOLLOW_CHILDREN");
   /* allocation stacks: the interposer in libheapgraph_stacks.so reads these (K/M/G suffixes ok) */
   if (stacks) setenv("HEAPGRAPH_STACKS", "1", 1);
   if (sample) setenv("HEAPGRAPH_SAMPLE_BYTES", sample, 1);

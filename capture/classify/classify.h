@@ -39,7 +39,9 @@
  *      edge_of() — on the capturing thread: the kind of an edge token
  *        (HG_EDGE_STRONG, _WEAK, _UNOWNED; anything else leaves the edge
  *        untyped) and its field name (*field, registered on first use).
- *   4. finish()   — optional; after thaw (malloc allowed again): free state.
+ *   4. meta()     — optional; after the scan, same rules as class_of(): extra
+ *      metadata records (hg_writer_meta on w; e.g. C++'s slab census).
+ *   5. finish()   — optional; after thaw (malloc allowed again): free state.
  *
  * The first classifier whose identify() gives a token wins the block. The
  * scan may remember what class_of() and edge_of() answered for a token (a
@@ -73,6 +75,7 @@ struct hg_classifier {
   uint32_t (*edge_identify)(void *state, const struct hg_cap *c, uint32_t token, uint64_t offset);
   const uint32_t *(*edge_map)(void *state, const struct hg_cap *c, uint32_t token, uint32_t *words);
   uint32_t (*edge_of)(struct hg_classify_reg *reg, uint32_t edge_token, uint32_t *field);
+  int (*meta)(struct hg_classify_reg *reg, struct hg_writer *w);
 };
 
 /* Registers a class with the snapshot; returns its id (>= 1) or 0. */

@@ -12,6 +12,7 @@
  *   class_of (capturing thread): a class is registered with the writer the
  *            first time one of its objects is met (kind HG_CLASS_CXX, the
  *            mangled name as found, '*' prefix dropped).
+ *   meta     (after the scan): the census of objects inside slabs.
  *   finish   (after thaw): nothing to free: the set was moved into capture
  *            scratch at the end of prepare (so the capture never reports or
  *            scans it as process memory), which the capture unmaps.
@@ -28,6 +29,14 @@
 #include "cxxabi/ptrhash.h"
 
 #define CLASS_FAILED UINT32_MAX
+
+/* The largest plausible single object: a block larger than this that starts
+ * with a typed object and holds HG_CXX_SLAB_MIN more is a slab (one page:
+ * LLVM's BumpPtrAllocator's smallest slab is 4096 bytes; most polymorphic
+ * objects are far smaller — clang::Sema, 13 KB, is one that is not, and it
+ * holds fewer typed words than HG_CXX_SLAB_MIN). */
+#define HG_CXX_OBJECT_MAX 4096u
+#define HG_CXX_SLAB_MIN 4u
 
 /* Validated vptrs of this capture: the vtable memory is read-only and the
  * process is frozen, so a vptr checked once stays valid; objects of a class
@@ -52,6 +61,7 @@ struct cxx_state {
   struct hg_cxx_set set;
   struct hg_cxx_discovery disc;
   const struct hg_cap *cap;    /* for cap_read (set by identify)          */
+  uint64_t slabs;              /* blocks named slabs (cxx_identify)       */
   uint64_t cache_lo, cache_hi; /* last readable region met by the reader */
 };
 
@@ -130,20 +140,13 @@ static int cxx_prepare(struct hg_classify_reg *reg) {
   return 0;
 }
 
-/* The pure half: the validated type of the block's vptr (its slot + 1),
- * or 0. */
-static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
-                             const uint64_t *words, uint32_t nwords) {
-  struct cxx_state *st = state;
-  (void)addr;
-  (void)size;
-  if (!st || nwords < 1) return 0;
-  uint64_t vptr = words[0];
+/* The validated type whose primary vptr is `vptr`, or NULL. */
+static struct hg_cxx_type *type_of(struct cxx_state *st, const struct hg_cap *c, uint64_t vptr) {
   /* One compare rejects most plain blocks (0, small numbers, heap pointers
    * outside the span of the images' read-only data). */
-  if (vptr - st->set.ro_min >= st->set.ro_max - st->set.ro_min) return 0;
+  if (vptr - st->set.ro_min >= st->set.ro_max - st->set.ro_min) return NULL;
   uint32_t b = (uint32_t)((vptr >> GRAN_SHIFT) & ((1u << GRAN_BITS) - 1));
-  if (!((st->ro_gran[b >> 6] >> (b & 63)) & 1)) return 0;
+  if (!((st->ro_gran[b >> 6] >> (b & 63)) & 1)) return NULL;
   struct vcache_entry *e =
       &st->vcache[_hg_ptr_hash(vptr, VCACHE_BITS)];
   struct hg_cxx_type *t;
@@ -152,23 +155,101 @@ static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint64_t addr,
   } else {
     st->cap = c;
     t = _hg_cxx_check(&st->set, vptr, cap_read, st);
-    if (!t) return 0;
+    if (!t) return NULL;
     e->vptr = vptr;
     e->type = t;
   }
-  return (uint32_t)(t - st->set.slots) + 1;
+  return t;
 }
 
-/* The registering half (capturing thread): class id of a type. */
+/* Typed objects inside a block past its first word: 8-aligned words that
+ * are the primary vptr of a known class (the same check as a first word).
+ * With count set, each one is added to its type's census. */
+HG_NO_ASAN static uint32_t inside(struct cxx_state *st, const struct hg_cap *c, uint64_t addr,
+                                  uint64_t size, int count) {
+  uint32_t n = 0;
+  for (uint64_t a = addr + 8; a + 8 <= addr + size; a += 8) {
+    struct hg_cxx_type *t = type_of(st, c, *(const volatile uint64_t *)(uintptr_t)a);
+    if (!t) continue;
+    n++;
+    if (count) __atomic_add_fetch(&t->census, 1, __ATOMIC_RELAXED);
+  }
+  return n;
+}
+
+/* The pure half: the validated type of the block's vptr (its slot + 1),
+ * or, for a slab (below), slot + 1 + the set's capacity; 0 for none.
+ * A block is a slab starting with T — not a T — when it is larger than
+ * HG_CXX_OBJECT_MAX and holds at least HG_CXX_SLAB_MIN more typed objects
+ * after the first (an allocator's slab or pool: LLVM's BumpPtrAllocator,
+ * an arena); those are counted into their types' census, never made
+ * nodes. See docs/cxx-types.md ("Blocks that hold many objects"). */
+static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
+                             const uint64_t *words, uint32_t nwords) {
+  struct cxx_state *st = state;
+  if (!st || nwords < 1) return 0;
+  struct hg_cxx_type *t = type_of(st, c, words[0]);
+  if (!t) return 0;
+  uint32_t token = (uint32_t)(t - st->set.slots) + 1;
+  if (size <= HG_CXX_OBJECT_MAX || !_hg_readable(c, addr, size) ||
+      inside(st, c, addr, size, 0) < HG_CXX_SLAB_MIN)
+    return token;
+  inside(st, c, addr, size, 1);
+  __atomic_add_fetch(&st->slabs, 1, __ATOMIC_RELAXED);
+  return token + st->set.cap;
+}
+
+/* prefix + name into out (cap bytes, NUL-terminated, cut if need be):
+ * no stdio while frozen. */
+static const char *join(char *out, size_t cap, const char *prefix, const char *name) {
+  size_t a = strlen(prefix), b = strlen(name);
+  if (a > cap - 1) a = cap - 1;
+  if (b > cap - 1 - a) b = cap - 1 - a;
+  memcpy(out, prefix, a);
+  memcpy(out + a, name, b);
+  out[a + b] = 0;
+  return out;
+}
+
+/* The registering half (capturing thread): class id of a type, or of the
+ * slabs that start with it (named HG_CXX_SLAB_PREFIX + the type's name). */
 static uint32_t cxx_class_of(struct hg_classify_reg *reg, uint32_t token) {
   struct cxx_state *st = reg->state;
-  if (!st || token == 0 || token > st->set.cap) return 0;
-  struct hg_cxx_type *t = &st->set.slots[token - 1];
-  if (!t->class_id) {
-    uint32_t id = _hg_classify_class(reg, _hg_cxx_name(&st->set, t), HG_CLASS_CXX, 0);
-    t->class_id = id ? id : CLASS_FAILED;
+  if (!st || token == 0 || token > 2 * (uint64_t)st->set.cap) return 0;
+  int slab = token > st->set.cap;
+  struct hg_cxx_type *t = &st->set.slots[token - 1 - (slab ? st->set.cap : 0)];
+  uint32_t *id = slab ? &t->slab_class_id : &t->class_id;
+  if (!*id) {
+    static char name[sizeof HG_CXX_SLAB_PREFIX + HG_CXX_MAX_NAME]; /* capturing thread only */
+    const char *n = _hg_cxx_name(&st->set, t);
+    if (slab) n = join(name, sizeof name, HG_CXX_SLAB_PREFIX, n);
+    uint32_t got = _hg_classify_class(reg, n, HG_CLASS_CXX, 0);
+    *id = got ? got : CLASS_FAILED;
   }
-  return t->class_id == CLASS_FAILED ? 0 : t->class_id;
+  return *id == CLASS_FAILED ? 0 : *id;
+}
+
+/* After the scan: the census as capture numbers — "cxx_slabs" (blocks
+ * named slabs) and "cxx_census:" + mangled name (objects of that class
+ * counted inside them), one metadata record each. */
+static int cxx_meta(struct hg_classify_reg *reg, struct hg_writer *w) {
+  struct cxx_state *st = reg->state;
+  if (!st || !st->slabs) return 0;
+  static char key[sizeof HG_CXX_CENSUS_PREFIX + HG_CXX_MAX_NAME]; /* capturing thread only */
+  struct hg_num num = {"cxx_slabs", st->slabs};
+  struct hg_meta m;
+  memset(&m, 0, sizeof m);
+  m.capture = &num;
+  m.capture_count = 1;
+  int rc = hg_writer_meta(w, &m);
+  for (uint32_t i = 0; !rc && i < st->set.cap; i++) {
+    const struct hg_cxx_type *t = &st->set.slots[i];
+    if (!t->ti || !t->census) continue;
+    num = (struct hg_num){join(key, sizeof key, HG_CXX_CENSUS_PREFIX, _hg_cxx_name(&st->set, t)),
+                          t->census};
+    rc = hg_writer_meta(w, &m);
+  }
+  return rc;
 }
 
 static void cxx_finish(struct hg_classify_reg *reg) {
@@ -182,4 +263,5 @@ const struct hg_classifier _hg_classifier_cxx = {
     .finish = cxx_finish,
     .identify = cxx_identify,
     .class_of = cxx_class_of,
+    .meta = cxx_meta,
 };

@@ -11,7 +11,18 @@
  *   HEAPGRAPH_MODE     fork (default) or suspend
  *   HEAPGRAPH_OMIT     paths, names, all (or "paths,names"): leave file paths
  *                      and/or thread and process names out (hg_options.omit)
+ *   HEAPGRAPH_FOLLOW_CHILDREN  1/yes/true/on: child processes capture too
+ *   HEAPGRAPH_PID      the traced process (set by `heapgraph run`, else by
+ *                      the first process the agent starts in; inherited)
  * A bad value is reported and turns the agent off.
+ * Processes (output_rule): only the traced process captures — the pid
+ * HEAPGRAPH_PID names, across exec, so a wrapper that execs the program
+ * hands it over. Its children (fork, with or without exec) do not: the
+ * first fork() of each program it runs says so on stderr (an atfork
+ * handler; posix_spawn and vfork run none, nor does the capture's own
+ * clone), and so does its exit message. With HEAPGRAPH_FOLLOW_CHILDREN each
+ * process captures to its own file: a child's pid is inserted before the
+ * name's extension when the pattern has no %p (app.hgsnap -> app.PID.hgsnap).
  * The agent is active only when HEAPGRAPH_SIGNAL or HEAPGRAPH_AT_EXIT is
  * set. The signal handler only posts a semaphore; a dedicated capture
  * thread does the work. Messages go to stderr, prefixed "heapgraph:".
@@ -37,6 +48,8 @@ static sem_t wake;
 static char pattern[4096];
 static unsigned seq;
 static uint32_t mode, omit;
+static pid_t traced; /* HEAPGRAPH_PID */
+static int follow;   /* HEAPGRAPH_FOLLOW_CHILDREN */
 
 /* "paths", "names", "all" or a comma list of them: HG_OMIT_* flags; -1 for
  * anything else. */
@@ -63,9 +76,22 @@ static int parse_bool(const char *s) {
   return -1;
 }
 
+/* Where a child's ".PID" goes in a pattern without %p: before the
+ * extension of the file name (after the last '/'), or at the end. */
+static const char *pid_spot(void) {
+  if (getpid() == traced || strstr(pattern, "%p")) return NULL;
+  const char *base = strrchr(pattern, '/'), *dot;
+  base = base ? base + 1 : pattern;
+  dot = strrchr(base, '.');
+  return dot && dot != base ? dot : pattern + strlen(pattern);
+}
+
 static void expand(char *out, size_t cap, unsigned n) {
   size_t o = 0;
-  for (const char *p = pattern; *p && o + 24 < cap; p++) {
+  const char *spot = pid_spot();
+  for (const char *p = pattern;; p++) {
+    if (p == spot && o + 24 < cap) o += (size_t)snprintf(out + o, cap - o, ".%d", (int)getpid());
+    if (!*p || o + 24 >= cap) break;
     if (p[0] == '%' && p[1] == 'p') {
       o += (size_t)snprintf(out + o, cap - o, "%d", (int)getpid());
       p++;
@@ -79,7 +105,19 @@ static void expand(char *out, size_t cap, unsigned n) {
   out[o] = 0;
 }
 
+static char fork_note[160];
+static int fork_noted;
+
+/* In the traced process, after its first fork(): one line, by write(2)
+ * (fork may be called where stdio is not safe). */
+static void on_fork(void) {
+  if (getpid() != traced || __atomic_exchange_n(&fork_noted, 1, __ATOMIC_RELAXED)) return;
+  ssize_t k = write(2, fork_note, strlen(fork_note));
+  (void)k;
+}
+
 static void capture(const char *trigger) {
+  if (!follow && getpid() != traced) return; /* a child: output_rule above */
   char path[4200];
   expand(path, sizeof path, __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
   struct hg_options o;
@@ -90,10 +128,13 @@ static void capture(const char *trigger) {
   o.trigger = trigger;
   o.stats = &st;
   int rc = hg_capture(path, &o);
+  const char *kids = !follow && __atomic_load_n(&fork_noted, __ATOMIC_RELAXED)
+                         ? "; its child processes were not captured (heapgraph run --follow-children)"
+                         : "";
   if (rc == 0 || rc == HG_EUNSUPPORTED)
-    fprintf(stderr, "heapgraph: wrote %s (%llu nodes, pause %.1f ms)%s%s\n", path,
-            (unsigned long long)st.nodes, st.pause_ns / 1e6,
-            rc ? " without heap nodes: " : *_hg_capture_heap_note() ? ": " : "", _hg_capture_heap_note());
+    fprintf(stderr, "heapgraph: wrote %s (%llu nodes, pause %.1f ms, pid %d)%s%s%s\n", path,
+            (unsigned long long)st.nodes, st.pause_ns / 1e6, (int)getpid(),
+            rc ? " without heap nodes: " : *_hg_capture_heap_note() ? ": " : "", _hg_capture_heap_note(), kids);
   else
     fprintf(stderr, "heapgraph: capture to %s failed: %s\n", path, hg_error_string(rc));
 }
@@ -145,6 +186,28 @@ __attribute__((constructor)) static void agent_init(void) {
     return;
   }
   omit = (uint32_t)of;
+  const char *fc = getenv("HEAPGRAPH_FOLLOW_CHILDREN"), *tp = getenv("HEAPGRAPH_PID");
+  follow = fc ? parse_bool(fc) : 0;
+  if (follow < 0) {
+    fprintf(stderr, "heapgraph: HEAPGRAPH_FOLLOW_CHILDREN='%s' is not 1/yes/true/on or 0/no/false/off; agent off\n", fc);
+    return;
+  }
+  char *end = NULL;
+  long tv = tp && *tp ? strtol(tp, &end, 10) : 0;
+  if (tv > 0 && end && !*end) {
+    traced = (pid_t)tv;
+  } else { /* the first process the agent starts in: its children inherit this */
+    char buf[24];
+    traced = getpid();
+    snprintf(buf, sizeof buf, "%d", (int)traced);
+    setenv("HEAPGRAPH_PID", buf, 1);
+  }
+  if (!follow) {
+    snprintf(fork_note, sizeof fork_note,
+             "heapgraph: pid %d started a child process; only pid %d is captured "
+             "(heapgraph run --follow-children)\n", (int)traced, (int)traced);
+    pthread_atfork(NULL, on_fork, NULL);
+  }
   if (out && strlen(out) >= sizeof pattern) {
     fprintf(stderr, "heapgraph: HEAPGRAPH_OUTPUT is longer than %zu bytes; agent off\n", sizeof pattern - 1);
     return;

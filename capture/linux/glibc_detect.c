@@ -1,8 +1,9 @@
 /*
  * glibc_detect.c — recognises glibc's ptmalloc2 without debug symbols or
  * hooks, before the freeze: checks that malloc is libc's own (not jemalloc,
- * tcmalloc, a sanitizer …), probes safe-linking and the tcache key with
- * frees of its own (robust to any tcache/fastbin state), and finds
+ * tcmalloc, a sanitizer …), learns safe-linking and the tcache key from
+ * frees of its own into a tcache bin it has made room in and whose head it
+ * reads (any state of the app's tcache and bins), and finds
  * main_arena in libc's writable data by its shape (bins that are empty
  * self-referencing heads or consistent doubly-linked lists, a top outside
  * it, and a `next` ring of arenas back to it), trying each known
@@ -155,55 +156,61 @@ static int find_main_arena(struct hg_cap *c, uint32_t libc_image) {
 }
 
 /* Learns the free-list link format and the tcache key from blocks of its
- * own, whatever state the caller's tcache and fastbins are in (a process
- * that churns small blocks leaves the 32-byte tcache bin at any count, so
- * two frees may land in different lists):
- *  1. frees PROBE_N blocks of one size in a row. With room left in the
- *     tcache the first ones go there, the rest to the fastbin; both lists
- *     push at the head, so each block's `next` names the block freed just
- *     before it (its user address in a tcache, its chunk in a fastbin),
- *     except at the one tcache → fastbin switch. Every matching
- *     pair votes for plain or safe-linked (&next >> 12 ^ prev) pointers.
- *  2. After >= 7 frees the tcache bin is full, so one malloc takes from it
- *     (tcache_get: count 6, nothing stashed) and freeing that block again
- *     puts it back into the tcache, writing the key at offset 8 (2.29+:
- *     the process tcache key, or the tcache struct before 2.34).
- * Retried a few times: another thread may take a fastbin block meanwhile. */
+ * own, whatever state the app left its thread's tcache and the arena's bins
+ * in (issue 26: with every tcache bin full, and no fastbins on 2.43, frees
+ * of our own may land in no singly-linked list at all):
+ *  1. frees one 24-byte block a, and looks for this thread's
+ *     tcache_perthread_struct whose bin 0 now starts with a (find_tcache).
+ *     If there is none, bin 0 was full when a was freed; then one malloc
+ *     takes a block from the bin (tcache_get comes first in malloc), which
+ *     leaves one free slot whatever the bin's capacity, and a second block b
+ *     freed into it is found at the head. Should the bin still refuse it,
+ *     the same is tried with the next sizes (bins 1 … 7).
+ *  2. with the struct known, its raw (never protected) entries[0] is read;
+ *     one malloc takes the head z back (tcache_get), and freeing z again
+ *     (there is room: z's slot) writes at offset 0 the link to the head
+ *     read before, as is or as (&next >> 12) ^ head (safe-linking), and at
+ *     offset 8 the key (2.29+: the process tcache key, or the tcache struct
+ *     before 2.34). Exactly one of the two forms matches (z >> 12 != 0).
+ * Nothing is voted on, so no state of the app's bins can tip the answer.
+ * Without any tcache (glibc.malloc.tcache_count=0) probe_fastbins learns
+ * the link format from a run of fastbin frees, as before. */
 #define PROBE_N 16
 
-HG_NO_ASAN static int probe_once(uintptr_t *freed) {
+/* No tcache: PROBE_N frees of one size in a row all go to the fastbin,
+ * each block's `next` naming the chunk freed just before it. Only blocks
+ * whose next chunk still has PREV_INUSE vote (fastbin chunks stay "in
+ * use"; on 2.43, which has no fastbins, frees go to the unsorted bin,
+ * whose `fd` would pose as a plain link). */
+HG_NO_ASAN static int probe_fastbins(void) {
   /* through a volatile pointer: reading our own freed blocks is the point */
   void (*volatile release)(void *) = free;
   void *(*volatile get)(size_t) = malloc;
   uintptr_t x[PROBE_N];
   uint64_t link[PROBE_N];
-  int n = 0;
+  int n = 0, inuse[PROBE_N];
   for (; n < PROBE_N; n++) {
     if (!(x[n] = (uintptr_t)get(24))) break;
     ((volatile uint64_t *)x[n])[0] = 0;
-    ((volatile uint64_t *)x[n])[1] = 0;
   }
-  if (n < PROBE_N) {
-    for (int i = 0; i < n; i++) release((void *)x[i]);
-    return -1;
-  }
-  for (int i = 0; i < PROBE_N; i++) release((void *)x[i]);
-  for (int i = 0; i < PROBE_N; i++) link[i] = ((volatile uint64_t *)x[i])[0];
+  for (int i = 0; i < n; i++) release((void *)x[i]);
+  if (n < PROBE_N) return -1;
   int plain = 0, safe = 0;
-  for (int i = 1; i < PROBE_N; i++) { /* tcache links user pointers, fastbins chunks */
-    uint64_t rev = link[i] ^ (x[i] >> 12), prev = x[i - 1];
-    plain += link[i] == prev || link[i] == prev - 16;
-    safe += rev == prev || rev == prev - 16;
+  for (int i = 0; i < PROBE_N; i++) {
+    uint64_t size, next_size;
+    link[i] = ((volatile uint64_t *)x[i])[0];
+    inuse[i] = safe_read(x[i] - 8, &size, sizeof size) == 0 &&
+               safe_read(x[i] - 16 + (size & ~(uint64_t)7) + 8, &next_size, sizeof next_size) == 0 &&
+               (next_size & 1);
   }
-  uintptr_t z = (uintptr_t)get(24);
-  if (!z) return -1;
-  ((volatile uint64_t *)z)[1] = 0;
-  release((void *)z);
-  uint64_t key = ((volatile uint64_t *)z)[1];
+  for (int i = 1; i < PROBE_N; i++) {
+    if (!inuse[i]) continue;
+    plain += link[i] == x[i - 1] - 16;
+    safe += (link[i] ^ (x[i] >> 12)) == x[i - 1] - 16;
+  }
   if ((plain > 0) == (safe > 0)) return -1; /* neither, or contradicting votes */
   _hg_glibc.safe_linking = safe > 0;
-  _hg_glibc.tcache_key = key;
-  *freed = z;
+  _hg_glibc.tcache_key = 0;
   return 0;
 }
 
@@ -213,14 +220,15 @@ HG_NO_ASAN static int probe_once(uintptr_t *freed) {
  * sets the tcache up — so it may be 16 bytes larger. */
 static uint64_t tcache_chunk_of(uint32_t n) { return (10u * n + 8 + 15) & ~(uint64_t)15; }
 
-/* After probe_once, block z heads the probing thread's tcache bin 0 (when
- * the key says it went to a tcache). That thread's tcache_perthread_struct
+/* Block z heads the probing thread's tcache bin idx (probe_tcache). That thread's tcache_perthread_struct
  * is pointed to by libc's thread-local `tcache`, which lies in the static
  * TLS next to the thread pointer: the struct is the chunk, pointed to from
  * there, whose entries[0] (after n uint16 counts) is z and whose chunk size
- * fits n bins (tcache_chunk_of, or 16 bytes more). Tried for the bin
+ * fits n bins (tcache_chunk_of, or 16 bytes more), whose entries[idx] is z
+ * (entries of the exact-size bins are never protected). Tried for the bin
  * counts glibc has had: 64, and 76 (2.43: 64 exact-size bins and 12
- * ranged ones). */
+ * ranged ones). *tc: the struct's address. */
+
 /* The 8 bytes before each of m[0..n) into sz[]: one process_vm_readv for
  * the lot, and one more past each unreadable element (the call stops at the
  * first element it cannot read; it never splits one). ok[i]: sz[i] is read. */
@@ -240,7 +248,7 @@ static void read_headers(const uint64_t *m, size_t n, uint64_t *sz, unsigned cha
   }
 }
 
-static int find_tcache(uintptr_t z) {
+static int find_tcache(uintptr_t z, uint32_t idx, uint64_t *tc) {
   static const uint32_t nbins[] = {64, 76};
   uint64_t tp = (uint64_t)(uintptr_t)pthread_self(), found = 0;
   uint64_t buf[64], cand[64], sz[64];
@@ -258,10 +266,11 @@ static int find_tcache(uintptr_t z) {
       for (size_t k = 0; k < sizeof nbins / sizeof nbins[0]; k++) {
         uint64_t want = tcache_chunk_of(nbins[k]), have = sz[i] & ~(uint64_t)7;
         if (have < want || have > want + 16 ||
-            safe_read(m + 2u * nbins[k], &head, sizeof head) || head != z)
+            safe_read(m + 2u * nbins[k] + 8u * idx, &head, sizeof head) || head != z)
           continue;
-        if (found && found != want) return -1; /* ambiguous */
+        if (found && (found != want || *tc != m)) return -1; /* ambiguous */
         found = want;
+        *tc = m;
         _hg_glibc.tcache_bins = nbins[k];
       }
     }
@@ -271,13 +280,62 @@ static int find_tcache(uintptr_t z) {
   return 0;
 }
 
+/* Steps 1 and 2 above with blocks of bin idx (requests of 24 + 16 idx
+ * bytes); 0 when the link format and key are learnt, 1 when no tcache bin
+ * of this thread took our block (then another size is tried: on 2.43 with
+ * glibc.malloc.tcache_count=1 a bin was seen refusing frees while empty),
+ * -1 on a contradiction (another thread or a signal handler between our
+ * calls: tried again). */
+HG_NO_ASAN static int probe_tcache(uint32_t idx) {
+  void (*volatile release)(void *) = free;
+  void *(*volatile get)(size_t) = malloc;
+  size_t n = 24 + 16 * (size_t)idx;
+  uintptr_t a = (uintptr_t)get(n), b = (uintptr_t)get(n), c = 0, z = a;
+  uint64_t tc = 0, head, now;
+  int rc = -1;
+  if (!a || !b) {
+    release((void *)a);
+    release((void *)b);
+    return -1;
+  }
+  release((void *)a);
+  if (find_tcache(a, idx, &tc) != 0) {
+    c = (uintptr_t)get(n); /* from the full bin: one slot free */
+    z = b;
+    b = 0;
+    release((void *)z);
+    if (find_tcache(z, idx, &tc) != 0) {
+      release((void *)c);
+      return 1;
+    }
+  }
+  uint64_t slot = tc + 2u * _hg_glibc.tcache_bins + 8u * idx; /* entries[idx] */
+  uintptr_t d = (uintptr_t)get(n);                             /* z, from the head */
+  if (d != z || safe_read(slot, &head, sizeof head)) goto out;
+  ((volatile uint64_t *)d)[1] = 0;
+  release((void *)d);
+  d = 0;
+  if (safe_read(slot, &now, sizeof now) || now != z) goto out;
+  uint64_t link = ((volatile uint64_t *)z)[0], key = ((volatile uint64_t *)z)[1];
+  if (link != head && link != ((z >> 12) ^ head)) goto out;
+  _hg_glibc.safe_linking = link != head;
+  _hg_glibc.tcache_key = key;
+  rc = key ? 0 : -1; /* a block in a tcache always has a key */
+out:
+  release((void *)d);
+  release((void *)b);
+  release((void *)c);
+  return rc;
+}
+
+#define PROBE_SIZES 8 /* bins tried: requests of 24 … 136 bytes */
+
 static int probe(void) {
   for (int attempt = 0; attempt < 4; attempt++) {
-    uintptr_t z = 0;
-    if (probe_once(&z) != 0) continue;
-    /* the key is 0 only if z went to a fastbin: no tcache in this process */
-    if (!_hg_glibc.tcache_key) return 0;
-    if (find_tcache(z) == 0) return 0;
+    int rc = 1;
+    for (uint32_t idx = 0; idx < PROBE_SIZES && rc == 1; idx++) rc = probe_tcache(idx);
+    if (rc == 0) return 0;
+    if (rc == 1 && probe_fastbins() == 0) return 0;
   }
   return -1;
 }

@@ -95,6 +95,26 @@ static uint64_t top_end(struct hg_cap *c, uint64_t top) {
   return top + sz;
 }
 
+/* The main heap's first chunk: normally at the start of the region that
+ * holds top, but the loader may have taken the first bytes of [heap] with
+ * sbrk before malloc ran (glibc 2.31 copies GLIBC_TUNABLES there). The
+ * first 16-aligned place, within 64 KiB, from which a run of sane chunk
+ * sizes (the first with PREV_INUSE) reaches top or goes on for 64 chunks. */
+static uint64_t main_first(struct hg_cap *c, uint64_t lo, uint64_t top, uint64_t end) {
+  for (uint64_t first = (lo + 15) & ~(uint64_t)15; first < lo + (64u << 10) && first < top; first += 16) {
+    uint64_t p = first, sz;
+    int n = 0;
+    for (; n < 64 && p < top; n++) {
+      if (rd(c, p + 8, &sz) || (n == 0 && !(sz & 1))) break;
+      sz &= ~(uint64_t)7;
+      if (sz < MINSIZE || (sz & 15) || p + sz > end) break;
+      p += sz;
+    }
+    if (p == top || n == 64) return first;
+  }
+  return (lo + 15) & ~(uint64_t)15;
+}
+
 static int main_areas(struct walk *wk) {
   struct hg_cap *c = wk->c;
   const struct hg_glibc *G = &_hg_glibc;
@@ -108,7 +128,7 @@ static int main_areas(struct walk *wk) {
     return 0;
   }
   const struct hg_cregion *r = _hg_vec_at(&c->regions, (size_t)ri);
-  uint64_t first = (r->start + 15) & ~(uint64_t)15;
+  uint64_t first = main_first(c, r->start, top, end);
   mark_heap(c, r->start, r->end);
   return add_area(wk, first, end, top, SEG_MAIN, 0);
 }
@@ -412,6 +432,11 @@ int _hg_plat_heap_walk(struct hg_cap *c) {
   int rc;
   size_t mark = _hg_vec_len(&c->work);
   if ((rc = list_arenas(&wk))) return rc;
+  for (uint32_t i = 0; i < wk.narenas; i++) { /* allocator state: never roots */
+    struct hg_crange *r = _hg_vec_push(&c->not_roots, 1);
+    if (!r) return HG_ENOMEM;
+    *r = (struct hg_crange){wk.arenas[i], wk.arenas[i] + _hg_glibc.sizeof_state, 0, HG_NO_OWNER};
+  }
   if ((rc = main_areas(&wk))) return rc;
   for (uint32_t i = 1; i < wk.narenas; i++)
     if ((rc = arena_areas(&wk, wk.arenas[i], i))) return rc;

@@ -34,5 +34,18 @@ n=$("$CLI" nodes "$F" --class 'Box<int>' | wc -l); [ "$n" -eq 2 ] && ok || bad "
 n=$("$CLI" nodes "$F" --class 3BoxIiE --mangled | grep -c ' 3BoxIiE$'); [ "$n" -eq 2 ] && ok || bad "nodes --mangled: $n"
 j=$("$CLI" nodes "$F" --class 'plug::PlugTemplate<42>' --json)
 n=$(printf '%s\n' "$j" | grep -c '"class":"plug::PlugTemplate<42>","kind":"c++"'); [ "$n" -eq 4 ] && ok || bad "nodes --json: $n"
+# Slabs (cxx_slabs.cpp): named "slab starting with Param", and the census
+# of the objects inside them after the table.
+S=$BUILD/cxx/cxx_slabs.hgsnap
+if "$BUILD/cxx/cxx_slabs" "${TMPDIR:-/tmp}" "$S" >/dev/null 2>&1; then
+  out=$("$CLI" classes "$S")
+  printf '%s\n' "$out" | grep -Eq '^ +7 +[0-9]+  slab starting with Param$' && ok || bad "slab row: $out"
+  printf '%s\n' "$out" | grep -q '^census: C++ objects counted inside slabs' && ok || bad "no census header"
+  printf '%s\n' "$out" | grep -Eq '^ +2531 +Param$' && ok || bad "census of Param: $out"
+  "$CLI" classes "$S" --mangled | grep -Eq '  slab:5Param$' && ok || bad "--mangled slab name"
+  rm -f "$S"
+else
+  bad "cxx_slabs failed"
+fi
 echo "cxx-cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
