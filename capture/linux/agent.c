@@ -12,8 +12,10 @@
  *   HEAPGRAPH_OMIT     paths, names, all (or "paths,names"): leave file paths
  *                      and/or thread and process names out (hg_options.omit)
  * A bad value is reported and turns the agent off.
- * The agent is active only when HEAPGRAPH_SIGNAL or HEAPGRAPH_AT_EXIT is
- * set. The signal handler only posts a semaphore; a dedicated capture
+ *   HEAPGRAPH_WATCH*, HEAPGRAPH_SPOOL*, HEAPGRAPH_UPLOAD_*: capture when
+ *                      memory runs short, spool, upload (agent_watch.c)
+ * The agent is active only when HEAPGRAPH_SIGNAL, HEAPGRAPH_AT_EXIT or a
+ * watch/upload variable is set. The signal handler only posts a semaphore; a dedicated capture
  * thread does the work. Messages go to stderr, prefixed "heapgraph:".
  *
  * Only in the shared library: nothing references this file, so a static
@@ -29,6 +31,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "capture/linux/agent_watch.h"
 #include "capture/signal_names.h"
 #include "heapgraph.h"
 
@@ -127,7 +130,10 @@ __attribute__((constructor)) static void agent_init(void) {
   const char *out = getenv("HEAPGRAPH_OUTPUT");
   const char *m = getenv("HEAPGRAPH_MODE");
   int want_exit = ax ? parse_bool(ax) : 0;
-  if ((!sig || !*sig) && want_exit == 0) return;
+  const char *wv = getenv("HEAPGRAPH_WATCH"), *wr = getenv("HEAPGRAPH_WATCH_RSS"),
+             *wf = getenv("HEAPGRAPH_WATCH_LIMIT_FRACTION"), *wu = getenv("HEAPGRAPH_UPLOAD_URL");
+  int want_watch = (wv && *wv) || (wr && *wr) || (wf && *wf) || (wu && *wu);
+  if ((!sig || !*sig) && want_exit == 0 && !want_watch) return;
   if (want_exit < 0) {
     fprintf(stderr, "heapgraph: HEAPGRAPH_AT_EXIT='%s' is not 1/yes/true/on or 0/no/false/off; agent off\n", ax);
     return;
@@ -170,4 +176,5 @@ __attribute__((constructor)) static void agent_init(void) {
     }
   }
   if (want_exit == 1 && atexit(at_exit) != 0) fprintf(stderr, "heapgraph: atexit failed\n");
+  if (want_watch) _hg_agent_watch_init(mode, omit);
 }
