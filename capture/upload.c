@@ -37,7 +37,9 @@ uint64_t _hg_unix_ms(void) {
 int _hg_upload_classify(int status) {
   if (status == 201) return HG_UPLOAD_SENT;
   if (status == 200) return HG_UPLOAD_DUPLICATE;
-  if (status == 408 || status == 429 || status == 0 || status >= 500) return HG_UPLOAD_RETRY;
+  /* 401/403: the key or the account, not the file: keep it */
+  if (status == 401 || status == 403 || status == 408 || status == 429 || status == 0 || status >= 500)
+    return HG_UPLOAD_RETRY;
   return HG_UPLOAD_DROPPED; /* 413, 422, other 4xx; 1xx/3xx/other 2xx: not an answer we can use */
 }
 

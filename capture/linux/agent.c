@@ -9,8 +9,9 @@
  *                      parks threads, nor one the program already handles)
  *   HEAPGRAPH_AT_EXIT  1/yes/true/on: capture when the program exits
  *   HEAPGRAPH_MODE     fork (default) or suspend
- *   HEAPGRAPH_OMIT     paths, names, all (or "paths,names"): leave file paths
- *                      and/or thread and process names out (hg_options.omit)
+ *   HEAPGRAPH_OMIT     paths, names, device, all (or "paths,names"): leave file
+ *                      paths, thread and process names and/or the watcher's
+ *                      device ids out (hg_options.omit)
  * A bad value is reported and turns the agent off.
  *   HEAPGRAPH_WATCH*, HEAPGRAPH_SPOOL*, HEAPGRAPH_UPLOAD_*: capture when
  *                      memory runs short, spool, upload (agent_watch.c)
@@ -40,7 +41,7 @@ static char pattern[4096];
 static unsigned seq;
 static uint32_t mode, omit;
 
-/* "paths", "names", "all" or a comma list of them: HG_OMIT_* flags; -1 for
+/* "paths", "names", "device", "all" or a comma list of them: HG_OMIT_* flags; -1 for
  * anything else. */
 static int parse_omit(const char *s) {
   int flags = 0;
@@ -48,7 +49,8 @@ static int parse_omit(const char *s) {
     size_t n = strcspn(s, ",");
     if (n == 5 && !strncmp(s, "paths", 5)) flags |= HG_OMIT_PATHS;
     else if (n == 5 && !strncmp(s, "names", 5)) flags |= HG_OMIT_NAMES;
-    else if (n == 3 && !strncmp(s, "all", 3)) flags |= HG_OMIT_PATHS | HG_OMIT_NAMES;
+    else if (n == 6 && !strncmp(s, "device", 6)) flags |= HG_OMIT_DEVICE;
+    else if (n == 3 && !strncmp(s, "all", 3)) flags |= HG_OMIT_PATHS | HG_OMIT_NAMES | HG_OMIT_DEVICE;
     else return -1;
     s += n + (s[n] == ',');
   }
@@ -146,7 +148,7 @@ __attribute__((constructor)) static void agent_init(void) {
   const char *om = getenv("HEAPGRAPH_OMIT");
   int of = om ? parse_omit(om) : 0;
   if (of < 0) {
-    fprintf(stderr, "heapgraph: HEAPGRAPH_OMIT='%s' is not paths, names, all or a comma list; agent off\n", om);
+    fprintf(stderr, "heapgraph: HEAPGRAPH_OMIT='%s' is not paths, names, device, all or a comma list; agent off\n", om);
     return;
   }
   omit = (uint32_t)of;
