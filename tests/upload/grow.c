@@ -5,6 +5,7 @@
  * exits 0. Never linked with libheapgraph: run under the preload agent.
  *   grow MAX_MB STEP_KB HOLD_MS
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -10,8 +10,9 @@ DIR/port. Each POST /v1/snapshots must carry "Authorization: Bearer KEY"
 snapshot: its trailer's xxh64 (format 2.8) is recomputed over the bytes
 before the trailer and must equal X-Heapgraph-Checksum (else 422). PLAN is
 a comma list of answers for the first requests, in order: a status (201,
-200, 413, 422, 429, 503; "429:N" adds Retry-After: N) or "drop" (close the
-connection without an answer, after reading the body). After the plan: 201
+200, 413, 422, 429, 503; "429:N" adds Retry-After: N), "drop" (close the
+connection without an answer, after reading the body) or "slow:S" (wait S
+seconds, then answer as after the plan). After the plan: 201
 {"id"} for a new checksum (stored as DIR/store/CHECKSUM.hgsnap), 200 for
 one already stored. Every request is logged as one JSON line to DIR/log.
 """
@@ -96,6 +97,10 @@ class H(BaseHTTPRequestHandler):
             if self.headers.get("Authorization") != "Bearer " + KEY:
                 rec["status"] = 401
                 return self.answer(401, {"error": "bad key"})
+            if plan and plan.startswith("slow:"):
+                import time
+                time.sleep(float(plan[5:]))  # after reading, before storing: the sender may be killed
+                plan = None
             if plan:
                 code, _, ra = plan.partition(":")
                 rec["status"] = int(code)
