@@ -12,3 +12,13 @@ TEST_SCRIPTS += tests/upload/upload.sh
 $(UPLOAD_DIR)/grow: tests/upload/grow.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -O1 -g $(WARN) -o $@ $<
+
+# ---- bench: make bench-compress (part of `make bench`) ----
+BENCH_TARGETS += bench-compress
+build/bench/bench_compress: bench/bench_compress.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< -lz -lzstd
+
+.PHONY: bench-compress
+bench-compress: build/bench/bench_compress build/bench/bench_capture $(BUILD)/examples/demo $(CLI) $(BUILD)/libheapgraph.so
+	@sh bench/bench_compress.sh build/bench
