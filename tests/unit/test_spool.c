@@ -40,6 +40,14 @@ static int snap(const char *dir, const char *name) {
   return rc == 0 || rc == HG_EUNSUPPORTED ? 0 : rc;
 }
 
+/* Default limits without the free-disk guard (the test machine's disk may be full). */
+static struct hg_spool_limits test_limits(void) {
+  struct hg_spool_limits l;
+  hg_spool_limits_init(&l);
+  l.min_free_bytes = 0;
+  return l;
+}
+
 static int count_names(const char *dir, const char *needle) {
   DIR *d = opendir(dir);
   int n = 0;
@@ -52,10 +60,8 @@ static int count_names(const char *dir, const char *needle) {
 static void test_budget(void) {
   char dir[300];
   fresh_dir(dir, sizeof dir, "budget");
-  struct hg_spool_limits l;
-  hg_spool_limits_init(&l);
+  struct hg_spool_limits l = test_limits();
   l.max_files = 3;
-  l.min_free_bytes = 0;
   struct hg_spool *s;
   REQUIRE(hg_spool_open(dir, &l, &s) == 0);
   CHECK(strlen(hg_spool_install_id(s)) == 32);
@@ -125,9 +131,7 @@ static void test_crash_leftovers(void) {
   snprintf(live, sizeof live, ".z.hgsnap.tmp.%ld.1", (long)getpid());
   snprintf(p, sizeof p, "%s/%s", dir, live);
   close(open(p, O_WRONLY | O_CREAT, 0600));
-  struct hg_spool_limits l;
-  hg_spool_limits_init(&l);
-  l.min_free_bytes = 0;
+  struct hg_spool_limits l = test_limits();
   struct hg_spool *s;
   REQUIRE(hg_spool_open(dir, &l, &s) == 0);
   CHECK(count_names(dir, "4194305") == 0);
@@ -268,9 +272,7 @@ static void test_upload_state(void) {
 
   char dir[300];
   fresh_dir(dir, sizeof dir, "up");
-  struct hg_spool_limits l;
-  hg_spool_limits_init(&l);
-  l.min_free_bytes = 0;
+  struct hg_spool_limits l = test_limits();
   l.backoff_ms = 60000;
   l.max_tries = 3;
   struct hg_spool *s;
