@@ -48,7 +48,7 @@ CFLAGS       += -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden $(SANFLAGS)
 CXXFLAGS     ?=
 CXXFLAGS     += -std=c++17 $(OPT) $(WARN) $(SANFLAGS)
 LDFLAGS      += $(SANFLAGS)
-LIBS         := -lcbor -lxxhash -lpthread -ldl
+LIBS         := -lcbor -lxxhash -lpthread -ldl -lz
 
 LIB_DIRS     := graph cxxabi machoparse capture capture/classify capture/darwin_portable capture/linux capture/stacks
 LIB_SRC      := $(sort $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))

@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
            best.total_ns / 1e6, best.pause_ns / 1e6, best.walk_ns / 1e6, best.scan_ns / 1e6,
            best.write_ns / 1e6, (unsigned long long)best.scratch_peak_bytes,
            (double)best.scratch_peak_bytes / (double)n, (unsigned long long)best.file_bytes);
-    unlink(path);
+    if (!getenv("HG_BENCH_KEEP")) unlink(path); /* bench_compress.sh keeps it */
   }
 #endif
   return 0;

@@ -15,6 +15,11 @@ struct hg_watch_sample {
   int pressure;             /* 1: the system reported memory pressure      */
   int have_available;       /* 1: available is known                       */
   uint64_t available;       /* bytes the app may still use before its limit */
+  uint64_t limit, usage;    /* the nearest limit and the usage it counts
+                               (0 = none known; Linux: cgroup, RLIMIT_AS) */
+  uint64_t as_headroom;     /* RLIMIT_AS less the address space (0 = no
+                               such limit): the capture's scratch reserves
+                               address space, so it is cut to fit        */
 };
 
 struct hg_watch_policy {
@@ -26,6 +31,7 @@ struct hg_watch_policy {
   int have_last;
   uint64_t last_ns;         /* time of the last capture attempt            */
   uint32_t captures;
+  uint32_t limit_permille;  /* 0 = off                                     */
 };
 
 void _hg_watch_policy_init(struct hg_watch_policy *p, const struct hg_watch_options *o);
@@ -41,6 +47,8 @@ uint32_t _hg_watch_decide(const struct hg_watch_policy *p, uint64_t now_ns,
  * s->available / have_available. */
 void _hg_watch_set_available(struct hg_watch_sample *s, int have_os, uint64_t os_avail,
                              int have_task, uint64_t task_remaining);
+/* Without a limit from the probe (Darwin): footprint + available. */
+void _hg_watch_fill_limit(struct hg_watch_sample *s);
 /* Records an attempt at now_ns. */
 void _hg_watch_record(struct hg_watch_policy *p, uint64_t now_ns);
 /* Metadata trigger string of a watch trigger. */
@@ -70,5 +78,11 @@ extern int (*_hg_watch_capture_override)(const char *path, const struct hg_optio
 int _hg_statm_resident_pages(const char *text, size_t n, uint64_t *pages);
 /* "some avg10=12.34 …" -> 1234 (hundredths of a percent). 0 or -1. */
 int _hg_psi_some_avg10(const char *text, size_t n, uint32_t *centi);
+/* cgroup v2 memory.events: the sum of the "high", "max" and "oom" counts. */
+int _hg_memory_events(const char *text, size_t n, uint64_t *sum);
+/* The cgroup path of this process from /proc/self/cgroup text: the v2 line
+ * ("0::PATH", v2 = 1) or else the v1 memory controller's ("N:memory:PATH",
+ * v2 = 0). 0 or -1. */
+int _hg_cgroup_path(const char *text, size_t n, char *path, size_t size, int *v2);
 
 #endif

@@ -16,6 +16,7 @@
  *   7. Capture           (hg_capture)    — declared by the capture engine
  *   8. Analysis          (hg_dominators_*, hg_leaks_*, hg_export …)
  *   9. Memory-pressure watcher (hg_watch_*)
+ *  12. Spool, capture policy, device metadata, upload (hg_spool_*, hg_upload_*)
  *
  * Conventions: functions return 0 on success and a negative HG_E* code on
  * failure; hg_error_string() names a code. Pointers returned inside an
@@ -476,6 +477,8 @@ struct hg_options {
  * leaves the device"). Heap contents are never written in any case. */
 #define HG_OMIT_PATHS 1u   /* executable, library and mapped-file paths      */
 #define HG_OMIT_NAMES 2u   /* thread names and the process name              */
+#define HG_OMIT_DEVICE 4u  /* watcher metadata: install and session ids, device
+                              model, OS version (section 12)                */
 
 HG_API void hg_options_init(struct hg_options *o);
 /* Captures the calling process into `path` (NULL o = defaults). */
@@ -716,7 +719,7 @@ HG_API int hg_export_node_ids(const struct hg_graph *g, uint32_t *ids, uint64_t 
  * watcher thread after each attempt with the path and hg_capture's result
  * (on failure no file exists at the path).
  */
-#define HG_WATCH_OPTIONS_VERSION 1u
+#define HG_WATCH_OPTIONS_VERSION 2u  /* 1 still accepted (no section-12 fields) */
 
 enum hg_watch_trigger {
   HG_WATCH_NONE = 0,
@@ -748,6 +751,23 @@ struct hg_watch_options {
                                  TASK_VM_INFO limit_bytes_remaining); 0 =
                                  off; no effect where the OS reports none  */
   uint64_t reserved[3];
+  /* version 2 (section 12): */
+  uint32_t limit_permille;    /* capture when usage reaches this many
+                                 thousandths of the nearest limit (Linux:
+                                 cgroup v2 memory.max/memory.high, cgroup v1
+                                 memory.limit_in_bytes, RLIMIT_AS; Darwin:
+                                 footprint + available); 0 = off            */
+  uint32_t events;            /* 1: a new cgroup "high"/"max"/"oom" event in
+                                 memory.events counts as pressure (default 1) */
+  struct hg_spool *spool;     /* NULL: files go to dir; else into the spool
+                                 (dir ignored), its free-disk guard and trim
+                                 apply and its dropped count goes into the
+                                 next snapshot                               */
+  const struct hg_policy_options *policy; /* NULL: only min_interval_ms and
+                                 max_captures; else also the capture policy
+                                 (state in the spool's directory)           */
+  const struct hg_device_info *device; /* NULL: only what is detected      */
+  uint64_t reserved2[4];
 };
 
 HG_API void hg_watch_options_init(struct hg_watch_options *o);
@@ -799,6 +819,150 @@ HG_API void hg_stacks_options_init(struct hg_stacks_options *o);
  * library was not preloaded/linked with it, or an ASan build), HG_EBUSY when
  * already started, HG_ENOMEM. */
 HG_API int hg_stacks_start(const struct hg_stacks_options *o);
+
+
+/* ------------------------------------- 12. Spool, policy, device, upload */
+/*
+ * The device half of the upload (docs/upload.md). A spool is a directory
+ * that holds finished snapshots until they are sent: byte, file-count and
+ * free-disk budgets (oldest dropped first, the count goes into the next
+ * snapshot's metadata), temp + rename everywhere, so a file half-written by
+ * a killed process is never listed, and is removed by the next open. Its
+ * state (install id, policy counters, upload backoff) lives in files in the
+ * directory, so it survives the app being killed. Several processes may
+ * share one spool (file locks).
+ */
+struct hg_spool;
+#define HG_SPOOL_LIMITS_VERSION 1u
+struct hg_spool_limits {
+  uint32_t version;          /* HG_SPOOL_LIMITS_VERSION                      */
+  uint32_t max_files;        /* default 8                                    */
+  uint64_t max_bytes;        /* default 64 MiB                               */
+  uint64_t min_free_bytes;   /* default 200 MB: below it no capture is taken
+                                and spooled files are dropped (oldest first) */
+  uint32_t compress;         /* 1: gzip each capture after the thaw (default 1) */
+  uint32_t level;            /* deflate level (default 1)                    */
+  uint32_t backoff_ms;       /* upload retry: first delay (default 30000),
+                                doubled per failed try up to 1 hour, each
+                                delay drawn in [d/2, d] (jitter)            */
+  uint32_t max_tries;        /* a file that failed this many times without
+                                an answer that settles it is dropped (default 10) */
+  uint64_t reserved[4];
+};
+HG_API void hg_spool_limits_init(struct hg_spool_limits *l);
+/* Creates dir if missing (one level, mode 0700), removes temporaries of
+ * writers that are gone, trims to the limits. NULL l = defaults.
+ * 0, HG_EINVAL, HG_ENOENT, HG_EIO, HG_ENOMEM. */
+HG_API int hg_spool_open(const char *dir, const struct hg_spool_limits *l, struct hg_spool **out);
+HG_API void hg_spool_close(struct hg_spool *s);
+HG_API const char *hg_spool_dir(const struct hg_spool *s);
+/* Drops oldest files while over a budget; returns how many were dropped. */
+HG_API int hg_spool_trim(struct hg_spool *s);
+/* Adds a finished snapshot at `path` (inside the spool directory) to the
+ * queue: compresses it when the limits say so (file.hgsnap -> file.hgsnap.gz,
+ * temp + rename, then the original is removed) and trims. 0 or HG_E*. */
+HG_API int hg_spool_add(struct hg_spool *s, const char *path);
+struct hg_spool_stats {
+  uint32_t files;            /* queued snapshots                             */
+  uint64_t bytes;
+  uint64_t dropped;          /* dropped since the last snapshot took the count */
+  uint64_t dropped_total;
+};
+HG_API int hg_spool_stats(struct hg_spool *s, struct hg_spool_stats *st);
+/* The per-install id: 32 random hex digits made on first open and kept in
+ * the spool directory (never a hardware id). */
+HG_API const char *hg_spool_install_id(const struct hg_spool *s);
+
+/* Capture policy used by the watcher (defaults after KOOM / LeakCanary). */
+#define HG_POLICY_OPTIONS_VERSION 1u
+struct hg_policy_options {
+  uint32_t version;          /* HG_POLICY_OPTIONS_VERSION                    */
+  uint32_t fires;            /* the trigger must fire this many times (default 3) */
+  uint32_t window_ms;        /*   within this window (default 60000)         */
+  uint32_t max_per_version;  /* captures per app version per period (default 5) */
+  uint32_t period_days;      /* (default 15)                                 */
+  uint32_t once_per_session; /* 1: at most one capture per process (default 1) */
+  uint32_t sample_permille;  /* installs that capture at all, by a stable
+                                choice from the install id (default 1000 = all) */
+  uint32_t min_battery_percent; /* no capture below this while not charging,
+                                where the level is known (default 20)       */
+  uint64_t reserved[4];
+};
+HG_API void hg_policy_options_init(struct hg_policy_options *o);
+
+/* Device metadata the watcher writes into each snapshot (as "device.*" and
+ * "app.*" keys of the app key/values); NULL fields are left out. */
+#define HG_DEVICE_INFO_VERSION 1u
+struct hg_device_info {
+  uint32_t version;          /* HG_DEVICE_INFO_VERSION                       */
+  const char *app;           /* app name                                     */
+  const char *app_version;   /* also the policy's per-version key            */
+  const char *build;
+  const char *os_version;    /* NULL: detected (uname / kern.osproductversion) */
+  const char *device_model;  /* NULL: detected (DMI product / hw.machine)    */
+  uint64_t reserved[4];
+};
+/* What only the app knows (iOS: UIApplication state, UIDevice battery):
+ * foreground 1/0 (-1 unknown), battery percent 0..100 (-1 unknown),
+ * charging 1/0. Any thread; read by the watcher at its next sample. */
+HG_API void hg_device_state(int foreground, int battery_percent, int charging);
+
+/* Upload. The backend: POST URL with the file as body, "Authorization:
+ * Bearer KEY", 201 {"id"} stored / 200 duplicate (the server dedups by the
+ * snapshot's checksum), 413/422 refused (the file is dropped, with the
+ * reason logged), 429 (+ Retry-After) / 503 / 5xx / no answer: kept, retried
+ * later with exponential backoff and jitter (state kept in the spool). */
+enum hg_upload_action {
+  HG_UPLOAD_EMPTY = 0,       /* nothing queued                              */
+  HG_UPLOAD_SENT = 1,        /* 201: removed from the spool                 */
+  HG_UPLOAD_DUPLICATE = 2,   /* 200: the server had it; removed             */
+  HG_UPLOAD_DROPPED = 3,     /* 413/422 or other 4xx: removed, reason logged */
+  HG_UPLOAD_RETRY = 4,       /* kept; not before retry_at_ms                */
+  HG_UPLOAD_WAIT = 5         /* backing off: nothing sent (see wait_ms)     */
+};
+#define HG_UPLOAD_MAX_HEADERS 6
+/* The next file to send, with the headers to send it with (Darwin: the app
+ * sends it with URLSession and reports the outcome). */
+struct hg_upload_item {
+  char path[4096];
+  char name[256];            /* file name in the spool                       */
+  uint64_t bytes;
+  char checksum[17];         /* the snapshot's xxh64, hex (from its name)    */
+  uint32_t header_count;
+  char headers[HG_UPLOAD_MAX_HEADERS][160]; /* "Name: value", without the
+                                              Authorization header        */
+};
+/* 0 with *item; HG_ENOTFOUND when the queue is empty; HG_EBUSY with
+ * *wait_ms set while backing off (or another process is uploading). */
+HG_API int hg_upload_peek(struct hg_spool *s, struct hg_upload_item *item, uint64_t *wait_ms);
+/* The outcome of sending item: the HTTP status (0: no answer), Retry-After
+ * in seconds (0: none). Returns the enum hg_upload_action taken. */
+HG_API int hg_upload_report(struct hg_spool *s, const struct hg_upload_item *item, int http_status,
+                            uint32_t retry_after_s);
+
+#define HG_UPLOAD_OPTIONS_VERSION 1u
+struct hg_upload_options {
+  uint32_t version;          /* HG_UPLOAD_OPTIONS_VERSION                    */
+  uint32_t timeout_ms;       /* whole request (default 120000)              */
+  uint64_t max_bytes_per_s;  /* send rate cap (default 1 MB/s; 0 = none)     */
+  uint32_t insecure;         /* 1: do not verify TLS (tests only; default 0) */
+  uint32_t pad;
+  uint64_t reserved[4];
+};
+HG_API void hg_upload_options_init(struct hg_upload_options *o);
+struct hg_upload_result {
+  int action;                /* enum hg_upload_action                        */
+  int http_status;           /* 0: no answer                                 */
+  uint64_t wait_ms;          /* RETRY/WAIT: until the next attempt           */
+  char name[256];            /* the file concerned                           */
+  char message[256];         /* reason / server answer (truncated)           */
+};
+/* Linux (libcurl, loaded on first use; TLS verified, HTTP/2 where the
+ * server offers it): sends the oldest spooled file, if the backoff allows.
+ * Blocking: call it from a thread of its own, never the capturing one.
+ * 0 with *r filled, or HG_EUNSUPPORTED (no libcurl / Darwin), HG_EINVAL. */
+HG_API int hg_upload_next(struct hg_spool *s, const char *url, const char *key,
+                          const struct hg_upload_options *o, struct hg_upload_result *r);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,11 @@
 #             graph/ uses, declared by Debian's libcbor-dev headers. It is linked
 #             into both outputs: the app needs no libcbor.
 # Headers are taken from Debian through symlinks in the build directory.
+#   zlib    — the spool's gzip (capture/gzip.c) links the system's libz, which
+#             every Apple SDK has (usr/lib/libz.tbd); zig ships zlib.h but no
+#             libz stub, so the macOS link uses a three-symbol text stub
+#             ($(DARWIN_OUT)/lib/libz.tbd, written below: install name
+#             /usr/lib/libz.1.dylib), the iOS link the SDK's own.
 #
 # `make ios IOS_SDK=path`: the same sources for arm64-apple-ios14.0 with
 # Debian's clang-14, llvm-ar-14 and ld64.lld-14 (scripts/deps.sh ios) against
@@ -49,6 +54,11 @@ darwin-headers: darwin-deps
 	@ln -sfn /usr/include/cbor.h $(DARWIN_OUT)/include/cbor.h
 	@ln -sfn /usr/include/cbor $(DARWIN_OUT)/include/cbor
 	@ln -sfn /usr/include/xxhash.h $(DARWIN_OUT)/include/xxhash.h
+	@mkdir -p $(DARWIN_OUT)/lib
+	@printf '%s\n' '--- !tapi-tbd' 'tbd-version: 4' 'targets: [ x86_64-macos, arm64-macos ]' \
+	  "install-name: '/usr/lib/libz.1.dylib'" 'current-version: 1.2.12' 'exports:' \
+	  '  - targets: [ x86_64-macos, arm64-macos ]' '    symbols: [ _deflate, _deflateEnd, _deflateInit2_ ]' \
+	  '...' >$(DARWIN_OUT)/lib/libz.tbd
 
 # $(1) = arch
 define DARWIN_ARCH_RULES
@@ -63,11 +73,11 @@ $(DARWIN_OUT)/$(1)/libheapgraph.a: $$(DARWIN_OBJ_$(1))
 
 $(DARWIN_OUT)/$(1)/libheapgraph.dylib: $$(DARWIN_OBJ_$(1))
 	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos -shared -o $$@ \
-	  -Wl,-install_name,@rpath/libheapgraph.dylib $$^
+	  -Wl,-install_name,@rpath/libheapgraph.dylib $$^ -L$(DARWIN_OUT)/lib -lz
 
 $(DARWIN_OUT)/$(1)/demo: examples/demo.c $(DARWIN_OUT)/$(1)/libheapgraph.a | darwin-headers
 	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos $$(DARWIN_CFLAGS) -o $$@ \
-	  examples/demo.c $(DARWIN_OUT)/$(1)/libheapgraph.a
+	  examples/demo.c $(DARWIN_OUT)/$(1)/libheapgraph.a -L$(DARWIN_OUT)/lib -lz
 
 -include $$(DARWIN_SRC:%.c=$(DARWIN_OUT)/$(1)/obj/%.d)
 endef
@@ -136,10 +146,10 @@ $(IOS_OUT)/libheapgraph.a: $(IOS_OBJ)
 	rm -f $@ && $(IOS_AR) rcs $@ $^
 
 $(IOS_OUT)/libheapgraph.dylib: $(IOS_OBJ)
-	$(IOS_CC) $(IOS_LDFLAGS) -shared -Wl,-install_name,@rpath/libheapgraph.dylib -o $@ $^
+	$(IOS_CC) $(IOS_LDFLAGS) -shared -Wl,-install_name,@rpath/libheapgraph.dylib -o $@ $^ -lz
 
 $(IOS_OUT)/demo: examples/demo.c $(IOS_OUT)/libheapgraph.a | ios-headers
-	$(IOS_CC) $(IOS_CFLAGS) $(IOS_LINK) -o $@ examples/demo.c $(IOS_OUT)/libheapgraph.a
+	$(IOS_CC) $(IOS_CFLAGS) $(IOS_LINK) -o $@ examples/demo.c $(IOS_OUT)/libheapgraph.a -lz
 
 ifneq ($(filter ios ios-check,$(MAKECMDGOALS)),)
 -include $(IOS_OBJ:%.o=%.d)

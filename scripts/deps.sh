@@ -20,7 +20,7 @@
 set -eu
 
 # g++: the CLI and the demo link libstdc++ (__cxa_demangle; the demo's C++ module).
-pkgs_build="gcc g++ make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev libunwind-dev libdw-dev"
+pkgs_build="gcc g++ make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev libunwind-dev libdw-dev libcurl4-openssl-dev zlib1g-dev"
 pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium fonts-dejavu-core"
 # playwright-core 1.61.1: the last that runs on Debian 12's nodejs 18 (1.62+ needs Node 20).
 npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2 playwright-core@1.61.1"
@@ -33,7 +33,7 @@ pkgs_darwin="nodejs file"
 command -v npm >/dev/null 2>&1 || { pkgs_darwin="$pkgs_darwin npm"; pkgs_check="$pkgs_check npm"; }
 # iOS cross build (make ios): Debian's clang/lld/llvm-ar 14 against an iPhoneOS SDK.
 pkgs_ios="clang-14 lld-14 llvm-14 file libcbor-dev libxxhash-dev"
-pkgs_bench="g++ clang-14 llvm-14 time heaptrack python3"
+pkgs_bench="g++ clang-14 llvm-14 time heaptrack python3 libzstd-dev"
 # Other allocators for tests/stacks/allocators.sh (check; also in the glibc
 # matrix roots): those the suite has (bullseye has no mimalloc; tcmalloc's
 # library package is renamed from trixie on, -dev is everywhere).

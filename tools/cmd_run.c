@@ -28,7 +28,13 @@ static const char about[] =
     "  (app.hgsnap -> app.4242.hgsnap).\n"
     "  The library is looked up next to this executable, then in ../lib; set\n"
     "  HEAPGRAPH_LIB (HEAPGRAPH_STACKS_LIB) to override. --stacks records each live block's allocation\n"
-    "  stack (see `heapgraph stacks`); --sample-bytes and --large-alloc imply it.\n";
+    "  stack (see `heapgraph stacks`); --sample-bytes and --large-alloc imply it.\n"
+    "  --watch captures when memory runs short: at --rss BYTES of resident memory,\n"
+    "  or at --limit-fraction F (default 0.9) of the nearest limit (cgroup memory.max/\n"
+    "  memory.high, RLIMIT_AS), or on a cgroup memory event; at most --watch-max N\n"
+    "  (default 1) per process, into --spool DIR (budgets, gzip; docs/upload.md) or\n"
+    "  the current directory. With --upload-url URL --upload-key KEY the spool is\n"
+    "  uploaded by a background thread of the program.\n";
 
 static int find_lib(char *out, size_t cap, int stacks) {
   const char *env = getenv(stacks ? "HEAPGRAPH_STACKS_LIB" : "HEAPGRAPH_LIB");
@@ -60,19 +66,28 @@ static int find_lib(char *out, size_t cap, int stacks) {
 int cmd_run(int argc, char **argv) {
   const char *out = NULL, *sig = NULL, *mode = NULL, *omit = NULL;
   const char *sample = NULL, *large = NULL, *frames = NULL, *budget = NULL;
-  int at_exit = 0, stacks = 0, follow = 0, nargs;
+  const char *rss = NULL, *frac = NULL, *wmax = NULL, *spool = NULL, *url = NULL, *key = NULL;
+  int at_exit = 0, stacks = 0, follow = 0, watch = 0, nargs;
   const struct cli_opt opts[] = {
       CLI_OPT_STR("-o", "FILE", &out, "snapshot path (HEAPGRAPH_OUTPUT)"),
       CLI_OPT_STR("--signal", "SIG", &sig, "capture each time SIG arrives (HEAPGRAPH_SIGNAL)"),
       CLI_OPT_FLAG("--at-exit", &at_exit, "capture when the program exits"),
       CLI_OPT_CHOICE("--mode", "fork|suspend", &mode, "freeze mode (default fork)"),
       CLI_OPT_FLAG("--follow-children", &follow, "child processes capture too, each to its own file"),
-      CLI_OPT_CHOICE("--omit", "paths|names|all", &omit, "leave file paths and/or thread and process names out"),
+      CLI_OPT_CHOICE("--omit", "paths|names|device|all", &omit,
+                     "leave file paths, thread and process names and/or device ids out"),
       CLI_OPT_FLAG("--stacks", &stacks, "record allocation stacks (HEAPGRAPH_STACKS)"),
       CLI_OPT_STR("--sample-bytes", "N", &sample, "with --stacks: sample one block per N bytes (Poisson)"),
       CLI_OPT_STR("--large-alloc", "BYTES", &large, "report allocations >= BYTES on stderr, with stacks"),
       CLI_OPT_STR("--stack-frames", "N", &frames, "frames per stack (default 32, at most 64)"),
       CLI_OPT_STR("--stacks-budget", "BYTES", &budget, "tracking memory budget (default 256M)"),
+      CLI_OPT_FLAG("--watch", &watch, "capture when memory runs short (HEAPGRAPH_WATCH)"),
+      CLI_OPT_STR("--rss", "BYTES", &rss, "with --watch: at this resident set size"),
+      CLI_OPT_STR("--limit-fraction", "F", &frac, "with --watch: at this fraction of the nearest limit"),
+      CLI_OPT_STR("--watch-max", "N", &wmax, "with --watch: captures per process (default 1)"),
+      CLI_OPT_STR("--spool", "DIR", &spool, "with --watch: captures go into this spool"),
+      CLI_OPT_STR("--upload-url", "URL", &url, "upload the spool from the program (needs --spool)"),
+      CLI_OPT_STR("--upload-key", "KEY", &key, "bearer key for --upload-url"),
       CLI_END};
   const struct cli_cmd cmd = {"run", "[--] PROGRAM [ARGS...]", 1, -1, opts, about, CLI_STOP_AT_ARG};
   int st = cli_parse(&cmd, argc, argv, &nargs);
@@ -80,6 +95,14 @@ int cmd_run(int argc, char **argv) {
   if (sig && _hg_trigger_signal(sig) < 0) {
     fprintf(stderr, "heapgraph run: signal '%s' cannot trigger a capture (USR1, USR2, RTMIN+n, RTMAX-n "
                     "except RTMIN+4; never one that would change how the program dies)\n", sig);
+    return 2;
+  }
+  if ((rss || frac || wmax) && !watch) {
+    fprintf(stderr, "heapgraph run: --rss, --limit-fraction and --watch-max need --watch\n");
+    return 2;
+  }
+  if (url && !spool) {
+    fprintf(stderr, "heapgraph run: --upload-url needs --spool DIR (the directory it uploads from)\n");
     return 2;
   }
   char lib[PATH_MAX];
@@ -95,7 +118,14 @@ int cmd_run(int argc, char **argv) {
   setenv("LD_PRELOAD", preload, 1);
   if (out) setenv("HEAPGRAPH_OUTPUT", out, 1);
   if (sig) setenv("HEAPGRAPH_SIGNAL", sig, 1);
-  if (at_exit || !sig) setenv("HEAPGRAPH_AT_EXIT", "1", 1);
+  if (at_exit || (!sig && !watch)) setenv("HEAPGRAPH_AT_EXIT", "1", 1);
+  if (watch) setenv("HEAPGRAPH_WATCH", "1", 1);
+  if (rss) setenv("HEAPGRAPH_WATCH_RSS", rss, 1);
+  if (frac) setenv("HEAPGRAPH_WATCH_LIMIT_FRACTION", frac, 1);
+  if (wmax) setenv("HEAPGRAPH_WATCH_MAX", wmax, 1);
+  if (spool) setenv("HEAPGRAPH_SPOOL", spool, 1);
+  if (url) setenv("HEAPGRAPH_UPLOAD_URL", url, 1);
+  if (key) setenv("HEAPGRAPH_UPLOAD_KEY", key, 1);
   if (mode) setenv("HEAPGRAPH_MODE", mode, 1);
   if (omit) setenv("HEAPGRAPH_OMIT", omit, 1);
   char pid[24]; /* PROGRAM is exec'd in place: it keeps this pid */

@@ -9,11 +9,14 @@
  *                      parks threads, nor one the program already handles)
  *   HEAPGRAPH_AT_EXIT  1/yes/true/on: capture when the program exits
  *   HEAPGRAPH_MODE     fork (default) or suspend
- *   HEAPGRAPH_OMIT     paths, names, all (or "paths,names"): leave file paths
- *                      and/or thread and process names out (hg_options.omit)
+ *   HEAPGRAPH_OMIT     paths, names, device, all (or "paths,names"): leave file
+ *                      paths, thread and process names and/or the watcher's
+ *                      device ids out (hg_options.omit)
  *   HEAPGRAPH_FOLLOW_CHILDREN  1/yes/true/on: child processes capture too
  *   HEAPGRAPH_PID      the traced process (set by `heapgraph run`, else by
  *                      the first process the agent starts in; inherited)
+ *   HEAPGRAPH_WATCH*, HEAPGRAPH_SPOOL*, HEAPGRAPH_UPLOAD_*: capture when
+ *                      memory runs short, spool, upload (agent_watch.c)
  * A bad value is reported and turns the agent off.
  * Processes (output_rule): only the traced process captures — the pid
  * HEAPGRAPH_PID names, across exec, so a wrapper that execs the program
@@ -23,8 +26,8 @@
  * clone), and so does its exit message. With HEAPGRAPH_FOLLOW_CHILDREN each
  * process captures to its own file: a child's pid is inserted before the
  * name's extension when the pattern has no %p (app.hgsnap -> app.PID.hgsnap).
- * The agent is active only when HEAPGRAPH_SIGNAL or HEAPGRAPH_AT_EXIT is
- * set. The signal handler only posts a semaphore; a dedicated capture
+ * The agent is active only when HEAPGRAPH_SIGNAL, HEAPGRAPH_AT_EXIT or a
+ * watch/upload variable is set. The signal handler only posts a semaphore; a dedicated capture
  * thread does the work. Messages go to stderr, prefixed "heapgraph:".
  *
  * Only in the shared library: nothing references this file, so a static
@@ -41,6 +44,7 @@
 #include <unistd.h>
 
 #include "capture/internal.h"
+#include "capture/linux/agent_watch.h"
 #include "capture/signal_names.h"
 #include "heapgraph.h"
 
@@ -51,7 +55,7 @@ static uint32_t mode, omit;
 static pid_t traced; /* HEAPGRAPH_PID */
 static int follow;   /* HEAPGRAPH_FOLLOW_CHILDREN */
 
-/* "paths", "names", "all" or a comma list of them: HG_OMIT_* flags; -1 for
+/* "paths", "names", "device", "all" or a comma list of them: HG_OMIT_* flags; -1 for
  * anything else. */
 static int parse_omit(const char *s) {
   int flags = 0;
@@ -59,7 +63,8 @@ static int parse_omit(const char *s) {
     size_t n = strcspn(s, ",");
     if (n == 5 && !strncmp(s, "paths", 5)) flags |= HG_OMIT_PATHS;
     else if (n == 5 && !strncmp(s, "names", 5)) flags |= HG_OMIT_NAMES;
-    else if (n == 3 && !strncmp(s, "all", 3)) flags |= HG_OMIT_PATHS | HG_OMIT_NAMES;
+    else if (n == 6 && !strncmp(s, "device", 6)) flags |= HG_OMIT_DEVICE;
+    else if (n == 3 && !strncmp(s, "all", 3)) flags |= HG_OMIT_PATHS | HG_OMIT_NAMES | HG_OMIT_DEVICE;
     else return -1;
     s += n + (s[n] == ',');
   }
@@ -169,7 +174,10 @@ __attribute__((constructor)) static void agent_init(void) {
   const char *out = getenv("HEAPGRAPH_OUTPUT");
   const char *m = getenv("HEAPGRAPH_MODE");
   int want_exit = ax ? parse_bool(ax) : 0;
-  if ((!sig || !*sig) && want_exit == 0) return;
+  const char *wv = getenv("HEAPGRAPH_WATCH"), *wr = getenv("HEAPGRAPH_WATCH_RSS"),
+             *wf = getenv("HEAPGRAPH_WATCH_LIMIT_FRACTION"), *wu = getenv("HEAPGRAPH_UPLOAD_URL");
+  int want_watch = (wv && *wv) || (wr && *wr) || (wf && *wf) || (wu && *wu);
+  if ((!sig || !*sig) && want_exit == 0 && !want_watch) return;
   if (want_exit < 0) {
     fprintf(stderr, "heapgraph: HEAPGRAPH_AT_EXIT='%s' is not 1/yes/true/on or 0/no/false/off; agent off\n", ax);
     return;
@@ -182,7 +190,7 @@ __attribute__((constructor)) static void agent_init(void) {
   const char *om = getenv("HEAPGRAPH_OMIT");
   int of = om ? parse_omit(om) : 0;
   if (of < 0) {
-    fprintf(stderr, "heapgraph: HEAPGRAPH_OMIT='%s' is not paths, names, all or a comma list; agent off\n", om);
+    fprintf(stderr, "heapgraph: HEAPGRAPH_OMIT='%s' is not paths, names, device, all or a comma list; agent off\n", om);
     return;
   }
   omit = (uint32_t)of;
@@ -234,4 +242,5 @@ __attribute__((constructor)) static void agent_init(void) {
     }
   }
   if (want_exit == 1 && atexit(at_exit) != 0) fprintf(stderr, "heapgraph: atexit failed\n");
+  if (want_watch) _hg_agent_watch_init(mode, omit);
 }

@@ -3,7 +3,7 @@
 # 0 with "usage: heapgraph CMD" on stdout; a usage error exits 2 and prints
 # the very same usage on stderr (one text, generated from the option table);
 # every option the usage lists is accepted (not "unknown option"); -n and
-# --limit are the same option wherever a limit exists, and numbers are strict.
+# --limit are the same option wherever a limit exists, and numbers are strict. (run's --limit-fraction is another option)
 # Run from the repository root by tests/run.sh with $BUILD set.
 # Prints "N passed, N failed".
 set -u
@@ -41,7 +41,7 @@ for c in $cmds; do
       "$CLI" "$c" -n "$bad" > /dev/null 2> "$tmp/err"; rc=$?
       if [ "$rc" -eq 2 ] && grep -q "needs a number" "$tmp/err"; then ok; else no "$c -n '$bad' exited $rc"; fi
     done
-  elif grep -q -- '--limit\|-n ' "$tmp/help"; then
+  elif grep -q -- '--limit[ =]\|-n ' "$tmp/help"; then
     no "$c has a limit not spelled '-n, --limit N'"
   fi
 done

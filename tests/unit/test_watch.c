@@ -30,7 +30,7 @@ static void test_policy(void) {
   o.max_captures = 3;
   struct hg_watch_policy p;
   _hg_watch_policy_init(&p, &o);
-  struct hg_watch_sample low = {999, 0, 0, 0}, high = {1000, 0, 0, 0}, press = {10, 1, 0, 0};
+  struct hg_watch_sample low = {999, 0, 0, 0, 0, 0, 0}, high = {1000, 0, 0, 0, 0, 0, 0}, press = {10, 1, 0, 0, 0, 0, 0};
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &low, 0), HG_WATCH_NONE);
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &high, 0), HG_WATCH_FOOTPRINT);
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &press, 0), HG_WATCH_PRESSURE);
@@ -47,7 +47,7 @@ static void test_policy(void) {
   o.on_pressure = 0;
   o.footprint_threshold = 0;
   _hg_watch_policy_init(&p, &o);
-  struct hg_watch_sample huge = {UINT64_MAX, 1, 0, 0};
+  struct hg_watch_sample huge = {UINT64_MAX, 1, 0, 0, 0, 0, 0};
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &huge, 0), HG_WATCH_NONE);
   CHECK(!strcmp(_hg_watch_trigger_name(HG_WATCH_WARNING), "memory-warning"));
   char buf[64];
@@ -289,7 +289,7 @@ static void test_linux_probe_live(void) {
   struct hg_watch_options o = opts();
   o.psi_some_avg10 = 0;
   REQUIRE(p->open(p->ctx, &o) == 0);
-  struct hg_watch_sample s = {0, 0, 0, 0};
+  struct hg_watch_sample s = {0, 0, 0, 0, 0, 0, 0};
   p->sample(p->ctx, &s);
   CHECK(s.footprint > 100 * 1024);
   CHECK(s.footprint < (uint64_t)64 << 30);
