@@ -183,6 +183,56 @@ static void test_nano_region(void) {
   for (uint32_t i = 0; i < m.n; i++) free(m.p[i].mem);
 }
 
+/* macOS (NANOV2_REGION_BITS 15, nanov2_zone.h): several 512 MiB regions,
+ * chained by next_region_offset (in regions) in the metablock entry of the
+ * region's first arena (nanov2_region_linkage_for_region); a region that
+ * is not the current one is walked to its end, the current one up to
+ * current_region_next_arena (nanov2_limit_arena_for_region). */
+static void test_nano_two_regions(void) {
+  struct fake_mem m;
+  memset(&m, 0, sizeof m);
+  uint64_t r2 = REGION + 3 * HG_NANO_REGION_SIZE;
+  struct hg_nano_layout L;
+  memset(&L, 0, sizeof L);
+  L.first_region = REGION;
+  L.next_arena = r2 + HG_NANO_ARENA_SIZE;
+  L.aslr_cookie = COOKIE;
+  L.max_regions = HG_NANO_MAX_REGIONS;
+  _hg_nano_default_units(L.units);
+  uint64_t x = (uint64_t)COOKIE << 14;
+  uint8_t *mb1 = NULL;
+  for (uint64_t a = 0; a < 8; a++) {
+    uint8_t *mb = fm_add(&m, (REGION + a * HG_NANO_ARENA_SIZE) ^ x);
+    if (a == 0) mb1 = mb;
+  }
+  uint32_t link = 3; /* next_region_offset: three regions further */
+  memcpy(mb1 + 4u * b2m(COOKIE), &link, 4);
+  /* region 1, arena 5: one full 128-byte block (class 7: logical 2816 = 64 * (2+10+11+10+5+3+3)) */
+  uint8_t *mb15 = m.p[5].mem;
+  set_meta(mb15, 2816, meta(FULL, 0, 1));
+  /* region 2 (current), arena 0: one bump 16-byte block with 3 slots used */
+  uint8_t *mb2 = fm_add(&m, r2 ^ x);
+  set_meta(mb2, 1, meta(BUMP, 1024 - 3 - 1, 1));
+  struct seen *s = calloc(1, sizeof *s);
+  struct hg_nano_sink sink = {sink_block, NULL, s};
+  struct hg_nano_stats st;
+  REQUIRE(_hg_nano_walk(&L, fm_map, &m, &sink, &st) == 0);
+  CHECK_EQ_U(st.regions, 2);
+  CHECK_EQ_U(st.unreadable, 0);
+  CHECK_EQ_U(s->n, 128 + 3);
+  uint64_t b1 = REGION + 5 * HG_NANO_ARENA_SIZE + (uint64_t)(2816 ^ COOKIE) * HG_NANO_BLOCK_SIZE;
+  CHECK(has(s, b1, 128) && has(s, b1 + 127u * 128, 128));
+  CHECK(has(s, r2 + (uint64_t)(1 ^ COOKIE) * HG_NANO_BLOCK_SIZE + 32, 16));
+  /* next_region_offset 0: the chain ends after region 1 */
+  link = 0;
+  memcpy(mb1 + 4u * b2m(COOKIE), &link, 4);
+  memset(s, 0, sizeof *s);
+  REQUIRE(_hg_nano_walk(&L, fm_map, &m, &sink, &st) == 0);
+  CHECK_EQ_U(st.regions, 1); /* offset 0: the chain ends */
+  free(s);
+  for (uint32_t i = 0; i < m.n; i++) free(m.p[i].mem);
+}
+
 /* nanozonev2_t read from the zone's bytes: a fake zone laid out as
  * nanov2_zone.h says (malloc_zone_t padded to PAGE_MAX_SIZE 16 KiB on
  * arm64, current_block[16][64], current_block_lock[16][64] of 4-byte
@@ -220,6 +270,7 @@ static void test_nano_layout_from_zone(void) {
 
 int main(void) {
   RUN(test_nano_region);
+  RUN(test_nano_two_regions);
   RUN(test_nano_layout_from_zone);
   return hg_test_done();
 }
