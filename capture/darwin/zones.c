@@ -117,10 +117,18 @@ static uint32_t zone_type(const malloc_zone_t *z) {
 }
 
 /* The nano v2 zone's layout, checked against the helper zone it names
- * (nano_walk.c); 0 when recognised. */
+ * (nano_walk.c); 0 when recognised. nanozonev2_t's first part is padded to
+ * libmalloc's compile-time PAGE_MAX_SIZE (16 KiB on arm64, 4 KiB on
+ * x86_64); its bytes are copied with vm_read_overwrite, which fails
+ * instead of faulting should the guess run past the zone's mapping. */
+static uint8_t zone_copy[PAGE_MAX_SIZE + 16384];
+
 static int nano_layout(malloc_zone_t *z, malloc_zone_t *helper, struct hg_nano_layout *out) {
-  vm_size_t page_max = vm_kernel_page_size > PAGE_MAX_SIZE ? vm_kernel_page_size : PAGE_MAX_SIZE;
-  return _hg_nano_layout_from_zone((const uint8_t *)z, (size_t)page_max + 16384u, page_max,
+  vm_size_t got = 0;
+  if (vm_read_overwrite(mach_task_self(), (vm_address_t)z, sizeof zone_copy,
+                        (vm_address_t)zone_copy, &got) != KERN_SUCCESS)
+    return HG_EFORMAT;
+  return _hg_nano_layout_from_zone(zone_copy, (size_t)got, PAGE_MAX_SIZE,
                                    (uint64_t)(uintptr_t)helper, out);
 }
 

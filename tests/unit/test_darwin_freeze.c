@@ -423,15 +423,21 @@ static int fw_refreeze(void *ctx) {
 
 static const struct hg_zwalk_ops FW_OPS = {fw_walk, fw_changed, fw_reset, fw_refreeze};
 
+/* A fake task of the capturing thread and `others` threads, frozen. */
+static void frozen_task(struct fake_task *t, struct hg_tset *s, int others) {
+  memset(t, 0, sizeof *t);
+  uint32_t self = ft_spawn(t);
+  for (int i = 0; i < others; i++) ft_spawn(t);
+  *s = new_set(self, FT_MAX);
+  REQUIRE(_hg_tset_freeze(s, &FT_OPS, t, UINT64_MAX) == 0);
+}
+
 static void test_walk_redone_on_new_thread(void) {
   uint8_t plans[4] = {HG_ZONE_NANO_OWN, HG_ZONE_XZONE, HG_ZONE_NO_LOCK_QUERY, HG_ZONE_WALK};
   /* a workqueue thread appears while zone 1 is read, once */
   struct fake_task t;
-  memset(&t, 0, sizeof t);
-  uint32_t self = ft_spawn(&t);
-  for (int i = 0; i < 3; i++) ft_spawn(&t);
-  struct hg_tset s = new_set(self, FT_MAX);
-  REQUIRE(_hg_tset_freeze(&s, &FT_OPS, &t, UINT64_MAX) == 0);
+  struct hg_tset s;
+  frozen_task(&t, &s, 3);
   struct fake_walk w = {&t, &s, {0}, 1, 1, 0, 0, 0, 0};
   CHECK_EQ_U(_hg_zones_walk_stable(plans, 4, &FW_OPS, &w, HG_ZWALK_TRIES), 0);
   CHECK_EQ_U(w.refreezes, 1);
@@ -448,11 +454,8 @@ static void test_walk_redone_on_new_thread(void) {
 
   /* the kernel keeps making threads: HG_EBUSY after HG_ZWALK_TRIES walks */
   struct fake_task t2;
-  memset(&t2, 0, sizeof t2);
-  self = ft_spawn(&t2);
-  ft_spawn(&t2);
-  struct hg_tset s2 = new_set(self, FT_MAX);
-  REQUIRE(_hg_tset_freeze(&s2, &FT_OPS, &t2, UINT64_MAX) == 0);
+  struct hg_tset s2;
+  frozen_task(&t2, &s2, 1);
   struct fake_walk w2 = {&t2, &s2, {0}, 0, 1000, 0, 0, 0, 0};
   CHECK(_hg_zones_walk_stable(plans, 4, &FW_OPS, &w2, HG_ZWALK_TRIES) == HG_EBUSY);
   CHECK_EQ_U(w2.walked[0], HG_ZWALK_TRIES);
@@ -463,11 +466,8 @@ static void test_walk_redone_on_new_thread(void) {
 
   /* a stable task: one attempt, the set listed once per walked zone */
   struct fake_task t3;
-  memset(&t3, 0, sizeof t3);
-  self = ft_spawn(&t3);
-  ft_spawn(&t3);
-  struct hg_tset s3 = new_set(self, FT_MAX);
-  REQUIRE(_hg_tset_freeze(&s3, &FT_OPS, &t3, UINT64_MAX) == 0);
+  struct hg_tset s3;
+  frozen_task(&t3, &s3, 1);
   uint32_t lists = t3.lists;
   struct fake_walk w3 = {&t3, &s3, {0}, 99, 0, 0, 0, 0, 0};
   CHECK_EQ_U(_hg_zones_walk_stable(plans, 4, &FW_OPS, &w3, HG_ZWALK_TRIES), 0);
