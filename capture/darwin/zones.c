@@ -75,8 +75,9 @@ static kern_return_t in_process_reader(task_t task, vm_address_t addr, vm_size_t
 }
 
 /* [addr, addr + size) inside the capture's VM regions, without a hole, its
- * first region readable (guard pages inside an xzone segment are mapped
- * PROT_NONE; the enumerators never read them). */
+ * first region readable. Looser than _hg_readable on purpose: an xzone
+ * segment body (the enumerator maps it whole) holds guard slices, which
+ * xzone_introspect.c enumerates like chunks but never reads. */
 static int mapped(uint64_t addr, uint64_t size) {
   const struct hg_cap *c = Z.c;
   if (!c || addr + size < addr) return 0;
@@ -103,7 +104,7 @@ static kern_return_t checked_reader(task_t task, vm_address_t addr, vm_size_t si
 
 static const void *nano_map(void *ctx, uint64_t addr, uint64_t len) {
   (void)ctx;
-  return mapped(addr, len) ? (const void *)(uintptr_t)addr : NULL;
+  return _hg_readable(Z.c, addr, len) ? (const void *)(uintptr_t)addr : NULL;
 }
 
 /* introspect->zone_type (version >= 14): the field after task_statistics
