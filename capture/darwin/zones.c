@@ -285,6 +285,7 @@ static int refreeze(void *ctx) {
       return HG_EBUSY;
     }
   }
+  c->stacks_unapplied = _hg_stacks_flush(); /* as capture.c after a freeze */
   _hg_vec_truncate(&c->regions, 0);
   int rc = _hg_plat_regions(c);
   if (!rc) rc = _hg_plat_threads_finish(c);

@@ -37,10 +37,16 @@
  *     compiled out of release builds, and every structure it follows
  *     (zone, segment tables, segments, thread caches, early-malloc arena)
  *     is reached through the memory reader, which capture/darwin/zones.c
- *     makes check the VM regions. So it is enumerated while frozen
- *     (HG_ZONE_XZONE), without a lock test: a thread suspended inside a
- *     segment-group update may make one span read inconsistently (wrong
- *     blocks, never a wild read); docs/capture.md says so.
+ *     makes check the VM regions. And it is written to run without the
+ *     segment locks: xzone_introspect.c:27-32
+ *     (xzm_segment_group_segment_foreach_span) "the kind bits of a chunk
+ *     are updated last, after the rest of the chunk metadata is
+ *     initialized, so if we see a chunk slice it should be valid ...
+ *     rather than iterating span-by-span as we would under the lock we
+ *     need to scan linearly from chunk to chunk". So it is enumerated while
+ *     frozen (HG_ZONE_XZONE), without a lock test; a chunk caught mid-update
+ *     reads as a free span (its blocks missed, never a wild read);
+ *     docs/capture.md says so.
  *   - A zone without zone_locked (NULL, or version < 5) cannot be asked
  *     about its locks and is not enumerated.
  * A zone that is not enumerated is named as such in the snapshot (its heap
