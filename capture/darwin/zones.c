@@ -34,6 +34,7 @@
 #include <malloc/malloc.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -156,8 +157,12 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
     struct hg_zone_facts f = {z->zone_name, z->version, z->introspect && z->introspect->enumerator,
                               z->introspect && z->introspect->zone_locked, helper != NULL,
                               zone_type(z), 0};
-    if (helper && z != helper && z->zone_name && !strcmp(z->zone_name, "DefaultMallocZone"))
+    if (helper && z != helper && z->zone_name && !strcmp(z->zone_name, "DefaultMallocZone")) {
       f.nano_layout_ok = nano_layout(z, helper, &Z.nano[Z.n]) == 0;
+      /* libmalloc read the same variable at start-up (nanov2_init); the
+       * boot-argument form (nanov2_size_class_blocks) is not seen here */
+      _hg_nano_units_parse(getenv("MallocNanoSizeClassBlocks"), Z.nano[Z.n].units);
+    }
     int plan = _hg_zone_plan(&f);
     char named[64], label[160];
     const char *zn = z->zone_name;

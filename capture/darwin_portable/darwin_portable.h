@@ -321,6 +321,10 @@ struct hg_nano_sink {
 };
 /* libmalloc's default block_units_by_size_class. */
 void _hg_nano_default_units(uint8_t units[HG_NANO_SIZE_CLASSES]);
+/* The size-class units of a MallocNanoSizeClassBlocks value, parsed as
+ * libmalloc parses it: 0 (units set) or HG_EINVAL (libmalloc ignores it
+ * too; units untouched). */
+int _hg_nano_units_parse(const char *s, uint8_t units[HG_NANO_SIZE_CLASSES]);
 /* 0 or HG_EFORMAT. */
 int _hg_nano_layout_check(const struct hg_nano_layout *L);
 /* Reads the layout from the zone's bytes zone[0, avail) (the zone's first

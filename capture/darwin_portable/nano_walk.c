@@ -78,6 +78,28 @@ void _hg_nano_default_units(uint8_t units[HG_NANO_SIZE_CLASSES]) {
   memcpy(units, u, sizeof u);
 }
 
+int _hg_nano_units_parse(const char *s, uint8_t units[HG_NANO_SIZE_CLASSES]) {
+  /* nanov2_malloc.c nanov2_set_blocks_by_size_class (MallocNanoSizeClassBlocks):
+   * 16 decimal counts (malloc_common.c malloc_common_convert_to_long: digits
+   * only) separated by commas, each <= 64, summing to 64; else ignored */
+  uint8_t u[HG_NANO_SIZE_CLASSES];
+  uint32_t total = 0;
+  if (!s) return HG_EINVAL;
+  for (uint32_t i = 0; i < HG_NANO_SIZE_CLASSES; i++) {
+    const char *start = s;
+    uint64_t v = 0;
+    while (*s >= '0' && *s <= '9' && v <= 64) v = v * 10 + (uint64_t)(*s++ - '0');
+    char sep = i == HG_NANO_SIZE_CLASSES - 1 ? '\0' : ',';
+    if (s == start || *s != sep || v > 64) return HG_EINVAL;
+    u[i] = (uint8_t)v;
+    total += (uint32_t)v;
+    s++;
+  }
+  if (total != HG_NANO_BLOCKS_PER_ARENA / 64u) return HG_EINVAL;
+  memcpy(units, u, sizeof u);
+  return 0;
+}
+
 int _hg_nano_layout_from_zone(const uint8_t *zone, size_t avail, uint64_t page_max,
                               uint64_t helper, struct hg_nano_layout *out) {
   /* nanozonev2_t: malloc_zone_t padded to PAGE_MAX_SIZE, then

@@ -268,7 +268,30 @@ static void test_nano_layout_from_zone(void) {
   free(z);
 }
 
+/* MallocNanoSizeClassBlocks as nanov2_malloc.c nanov2_set_blocks_by_size_class
+ * takes it (its own example value), and values it ignores. */
+static void test_nano_units_env(void) {
+  uint8_t u[HG_NANO_SIZE_CLASSES];
+  _hg_nano_default_units(u);
+  REQUIRE(_hg_nano_units_parse("2,7,6,6,6,5,5,5,5,2,2,2,2,2,6,1", u) == 0);
+  CHECK_EQ_U(u[1], 7);
+  CHECK_EQ_U(u[14], 6);
+  CHECK_EQ_U(u[15], 1);
+  uint8_t d[HG_NANO_SIZE_CLASSES];
+  _hg_nano_default_units(d);
+  memcpy(u, d, sizeof u);
+  CHECK(_hg_nano_units_parse("2,7,6,6,6,5,5,5,5,2,2,2,2,2,6,2", u) == HG_EINVAL); /* sum 65 */
+  CHECK(_hg_nano_units_parse("2,7,6,6,6,5,5,5,5,2,2,2,2,2,6", u) == HG_EINVAL);   /* 15 */
+  CHECK(_hg_nano_units_parse("2,7,6,6,6,5,5,5,5,2,2,2,2,2,6,1,", u) == HG_EINVAL);
+  CHECK(_hg_nano_units_parse("65,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0", u) == HG_EINVAL);
+  CHECK(_hg_nano_units_parse("99999999999999999999,0", u) == HG_EINVAL);
+  CHECK(_hg_nano_units_parse("", u) == HG_EINVAL);
+  CHECK(_hg_nano_units_parse(NULL, u) == HG_EINVAL);
+  CHECK(!memcmp(u, d, sizeof u)); /* untouched */
+}
+
 int main(void) {
+  RUN(test_nano_units_env);
   RUN(test_nano_region);
   RUN(test_nano_two_regions);
   RUN(test_nano_layout_from_zone);
