@@ -20,8 +20,12 @@ const struct hg_dseg *_hg_darwin_segs(size_t *n);
 
 /* threads.c: pthread facts gathered before the threads are suspended. */
 #define HG_DARWIN_MAX_THREADS 4096u
-/* threads.c: after the walk, suspends and adds the threads the kernel made
- * since the freeze (counted in heap_errors). How many, or < 0. */
-int _hg_darwin_threads_late(struct hg_cap *c);
+/* threads.c: 1 when the task has a thread the freeze does not hold (the
+ * kernel made it since: it runs), 0, or < 0. Suspends nothing. */
+int _hg_darwin_threads_changed(void);
+/* alloc_logger.c: takes the malloc_logger hook out (recording stops; the
+ * tables stay for the captures). 0, HG_EINVAL when not started, HG_EBUSY
+ * when another logger was installed over ours (ours then only forwards). */
+int _hg_darwin_stacks_stop(void);
 
 #endif

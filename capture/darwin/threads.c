@@ -11,7 +11,8 @@
  * thread born in between gets the VM region around its SP as its stack.
  * Each thread's pthread_t (TSD slots: thread-local variables, autorelease
  * pool page) is its TLS root range (thread_state.c). The suspension loop is
- * thread_set.c; _hg_darwin_threads_late repeats one pass after the walk.
+ * thread_set.c; _hg_darwin_threads_changed is asked after each zone's
+ * enumeration.
  *
  * While frozen: Mach calls only, fixed tables in this file, no malloc.
  */
@@ -247,28 +248,10 @@ int _hg_plat_freeze(struct hg_cap *c) {
   return 0;
 }
 
-/* After the heap walk: a thread the kernel made since the freeze (a
- * workqueue thread) is suspended now and added with its registers and the
- * VM region around its SP as stack; it ran during the walk, so the heap
- * may have changed under it: counted in heap_errors. */
-int _hg_darwin_threads_late(struct hg_cap *c) {
-  uint32_t before = S.set.nheld;
-  int added = _hg_tset_pass(&S.set, &OPS, NULL);
-  if (added < 0) return added;
-  for (uint32_t i = before; i < S.set.nheld; i++) {
-    int rc = add_thread(c, S.held[i]);
-    if (rc) return rc;
-    struct hg_cthread *t = _hg_vec_at(&c->threads, _hg_vec_len(&c->threads) - 1);
-    int64_t ri = _hg_region_find(c, t->sp);
-    if (ri >= 0) {
-      const struct hg_cregion *r = _hg_vec_at(&c->regions, (size_t)ri);
-      if (!_hg_stack_range(t->sp, 0, 0, r->start, r->end, &t->stack_lo, &t->stack_hi))
-        t->stack_lo = t->stack_hi = 0;
-    }
-    c->heap_errors++;
-  }
-  return added;
-}
+/* Between two zones of the walk: a thread the kernel made since the
+ * freeze (a workqueue thread) runs and may allocate; zones.c then redoes
+ * the freeze and the walk (zone_policy.c _hg_zones_walk_stable). */
+int _hg_darwin_threads_changed(void) { return _hg_tset_changed(&S.set, &OPS, NULL); }
 
 void _hg_plat_thaw(struct hg_cap *c) {
   (void)c;

@@ -13,7 +13,12 @@
  *   thread_set.c      suspending a task's threads until the set is stable
  *   image_file.c      type_infos of a loaded image from its file (LC_UUID)
  *   zone_policy.c     which malloc zones may be enumerated while frozen,
- *                     the busy test, unwalked zones' memory as root memory
+ *                     the busy test, unwalked zones' memory as root memory,
+ *                     the walk redone when the kernel made a thread
+ *   zone_ranges.c     one enumerator recorder call -> blocks and regions
+ *   nano_walk.c       nano v2's live blocks from its own metadata
+ *   mlog.c            the malloc_logger hook's per-thread state (TSD
+ *                     slots, never a thread-local variable) and chaining
  *
  * The layouts of the Mach structures are defined here from their published
  * field lists (sizes are checked against the SDK headers by static asserts
@@ -136,6 +141,10 @@ int _hg_tset_pass(struct hg_tset *s, const struct hg_tset_ops *o, void *ctx);
 int _hg_tset_freeze(struct hg_tset *s, const struct hg_tset_ops *o, void *ctx, uint64_t deadline);
 /* Resumes and releases every held thread. */
 void _hg_tset_thaw(struct hg_tset *s, const struct hg_tset_ops *o, void *ctx);
+/* 1 when the task now has a thread outside the held set (the kernel made
+ * one since the freeze: it runs), 0 when not, or list()'s error. Suspends
+ * nothing; releases every reference it got. */
+int _hg_tset_changed(struct hg_tset *s, const struct hg_tset_ops *o, void *ctx);
 
 /* ------------------------------------------------------------ image_segments.c */
 
@@ -203,9 +212,14 @@ int _hg_macho_typeinfos(const struct macho_image *img, uint64_t slide, hg_typein
 enum hg_zone_plan_kind {
   HG_ZONE_WALK = 0,          /* enumerate while frozen (after the busy test) */
   HG_ZONE_NO_ENUMERATOR = 1, /* nothing to call                              */
-  HG_ZONE_NO_LOCK_QUERY = 2, /* zone_locked NULL or version < 5 (xzone …)    */
-  HG_ZONE_NANO = 3           /* nano v2: the enumerator allocates            */
+  HG_ZONE_NO_LOCK_QUERY = 2, /* zone_locked NULL or version < 5              */
+  HG_ZONE_NANO = 3,          /* nano v2 whose layout was not recognised      */
+  HG_ZONE_XZONE = 4,         /* xzone: enumerated, zone_locked never called  */
+  HG_ZONE_NANO_OWN = 5       /* nano v2 walked from its metadata (nano_walk) */
 };
+/* malloc_introspection_t.zone_type (version >= 14), libmalloc-792.41.1
+ * src/malloc_common.h malloc_zone_type_t */
+#define HG_MALLOC_ZONE_TYPE_XZONE 1u
 
 struct hg_zone_facts {
   const char *name;          /* zone_name (may be NULL)                      */
@@ -213,7 +227,11 @@ struct hg_zone_facts {
   int has_enumerator;        /* introspect && introspect->enumerator         */
   int has_zone_locked;       /* introspect->zone_locked != NULL              */
   int helper_present;        /* some zone is named "MallocHelperZone"        */
+  uint32_t zone_type;        /* introspect->zone_type when version >= 14     */
+  int nano_layout_ok;        /* nano v2 metadata recognised (nano_walk.c)    */
 };
+/* 1 for the plans whose zone is enumerated (by its enumerator or ours). */
+int _hg_zone_plan_walks(int plan);
 
 /* What the freeze protocol does with a zone (enum hg_zone_plan_kind). */
 int _hg_zone_plan(const struct hg_zone_facts *f);
@@ -235,5 +253,115 @@ struct hg_zrange {
  * conservatively as root memory. Regions and segments must be sorted.
  * Returns how many. */
 uint32_t _hg_zone_demote_unwalked(struct hg_cap *c, struct hg_zrange *claimed, size_t nclaimed);
+
+/* The walk of every walked zone while frozen, redone when the kernel made
+ * a thread during a zone's enumeration (it ran while the zone was read). */
+struct hg_zwalk_ops {
+  int (*walk_zone)(void *ctx, uint32_t i); /* 0 or < 0                       */
+  int (*threads_changed)(void *ctx);       /* 1 new thread, 0, or < 0        */
+  void (*reset)(void *ctx);                /* drop what the attempt gathered */
+  int (*refreeze)(void *ctx);              /* thaw, freeze again (busy test
+                                              included): 0 or < 0            */
+};
+#define HG_ZWALK_TRIES 4u
+/* Walks the zones whose plan walks (in order), asking threads_changed after
+ * each; on a change: reset, refreeze, start again, at most tries attempts,
+ * then HG_EBUSY (after reset). 0, HG_EBUSY, or the first error. */
+int _hg_zones_walk_stable(const uint8_t *plans, uint32_t n, const struct hg_zwalk_ops *o,
+                          void *ctx, uint32_t tries);
+
+/* ------------------------------------------------------------ zone_ranges.c */
+
+/* vm_range_t on LP64 (checked against the SDK in capture/darwin/zones.c) */
+struct hg_vmrange {
+  uint64_t address, size;
+};
+/* malloc.h's range types */
+#define HG_MALLOC_PTR_IN_USE 1u
+#define HG_MALLOC_PTR_REGION 2u
+#define HG_MALLOC_ADMIN_REGION 4u
+/* The regions walked zones reported (a fixed table). */
+struct hg_zclaims {
+  struct hg_zrange *r;
+  size_t n, max;
+  int overflow;
+};
+/* One recorder call of an enumerator: IN_USE ranges become blocks of heap
+ * (appended to c->work as struct hg_zblock), REGION ranges claims; a range
+ * typed both (scalable-zone large blocks, xzone large/huge chunks) is both.
+ * ADMIN ranges are ignored. 0, or HG_ENOMEM when c->work is full. */
+int _hg_zone_ranges_add(struct hg_cap *c, struct hg_zclaims *cl, uint64_t heap, unsigned type,
+                        const struct hg_vmrange *r, unsigned n);
+
+/* ------------------------------------------------------------ nano_walk.c */
+
+#define HG_NANO_BLOCK_SIZE 16384u            /* 1 << NANOV2_OFFSET_BITS      */
+#define HG_NANO_ARENA_SIZE (64ull << 20)
+#define HG_NANO_REGION_SIZE (512ull << 20)
+#define HG_NANO_BLOCKS_PER_ARENA 4096u
+#define HG_NANO_SIZE_CLASSES 16u
+#define HG_NANO_MAX_REGIONS 64u              /* regions followed at most     */
+
+struct hg_nano_layout {
+  uint64_t first_region;     /* nanozonev2_t.first_region_base              */
+  uint64_t next_arena;       /* .current_region_next_arena                  */
+  uint32_t aslr_cookie;      /* .aslr_cookie (12 bits)                      */
+  uint32_t max_regions;      /* bound on the region chain (0: 1)            */
+  uint8_t units[HG_NANO_SIZE_CLASSES]; /* block_units_by_size_class       */
+};
+struct hg_nano_stats {
+  uint64_t regions, blocks_active, slots, unreadable, bad_lists;
+};
+/* A pointer to [addr, addr + len) when it is mapped and readable, else NULL. */
+typedef const void *(*hg_nano_map_fn)(void *ctx, uint64_t addr, uint64_t len);
+struct hg_nano_sink {
+  int (*block)(void *ctx, uint64_t addr, uint64_t size);  /* < 0 stops      */
+  int (*region)(void *ctx, uint64_t addr, uint64_t size); /* may be NULL    */
+  void *ctx;
+};
+/* libmalloc's default block_units_by_size_class. */
+void _hg_nano_default_units(uint8_t units[HG_NANO_SIZE_CLASSES]);
+/* The size-class units of a MallocNanoSizeClassBlocks value, parsed as
+ * libmalloc parses it: 0 (units set) or HG_EINVAL (libmalloc ignores it
+ * too; units untouched). */
+int _hg_nano_units_parse(const char *s, uint8_t units[HG_NANO_SIZE_CLASSES]);
+/* 0 or HG_EFORMAT. */
+int _hg_nano_layout_check(const struct hg_nano_layout *L);
+/* Reads the layout from the zone's bytes zone[0, avail) (the zone's first
+ * page is PAGE_MAX_SIZE page_max); helper, when nonzero, must equal its
+ * helper_zone field. Default size-class units. 0 or HG_EFORMAT. */
+int _hg_nano_layout_from_zone(const uint8_t *zone, size_t avail, uint64_t page_max,
+                              uint64_t helper, struct hg_nano_layout *out);
+/* Every in-use slot (sink->block) and active block (sink->region), as
+ * nanov2_ptr_in_use_enumerator reports them. 0, HG_EFORMAT, or a sink's < 0. */
+int _hg_nano_walk(const struct hg_nano_layout *L, hg_nano_map_fn map, void *mctx,
+                  const struct hg_nano_sink *s, struct hg_nano_stats *st);
+
+/* ------------------------------------------------------------ mlog.c */
+
+/* The malloc_logger hook's per-thread state: words in fixed slots that are
+ * read and written without ever allocating (Darwin: pthread keys, i.e. the
+ * pthread_t's tsd[] array). Never a thread-local variable: on Darwin a
+ * thread's first touch of one runs dyld's instantiation, which mallocs,
+ * which calls the logger again. */
+enum { HG_MLOG_IN_HOOK, HG_MLOG_SAMPLE_LEFT, HG_MLOG_RNG, HG_MLOG_NSLOTS };
+struct hg_mlog_tls {
+  uintptr_t (*get)(void *ctx, unsigned slot);
+  void (*set)(void *ctx, unsigned slot, uintptr_t v);
+  void *ctx;
+};
+/* 1: the caller may record (this thread is now inside the hook); 0: the
+ * hook re-entered itself on this thread (record nothing). */
+int _hg_mlog_enter(const struct hg_mlog_tls *t);
+void _hg_mlog_leave(const struct hg_mlog_tls *t);
+/* Sampled mode (mean T bytes between samples): 1 when this allocation of
+ * size bytes is sampled (exponential gaps per thread, as on Linux). */
+int _hg_mlog_sampled(const struct hg_mlog_tls *t, uint64_t T, uint64_t size);
+/* Installs ours in *slot atomically, the previous value in *prev (stored
+ * before ours is visible). 0. */
+int _hg_mlog_chain(void **slot, void *ours, void **prev);
+/* Puts *prev back when *slot is still ours: 0; HG_EBUSY when another
+ * logger was installed over ours (ours stays, and must forward only). */
+int _hg_mlog_unchain(void **slot, void *ours, void **prev);
 
 #endif

@@ -10,8 +10,9 @@
  * suspended, and a suspended thread creates nothing). A thread that dies
  * between list and suspend is dropped. Past the deadline, or with more
  * threads than the table holds, every held thread is resumed and the
- * caller gets HG_ETIMEOUT / HG_ELIMIT. _hg_tset_pass run again after the
- * heap walk tells whether the kernel made a thread meanwhile.
+ * caller gets HG_ETIMEOUT / HG_ELIMIT. _hg_tset_changed, asked after each
+ * zone's enumeration, tells whether the kernel made a thread meanwhile
+ * (the walk is then redone: zone_policy.c _hg_zones_walk_stable).
  *
  * Pure: fixed caller-provided tables, no malloc.
  */
@@ -74,4 +75,19 @@ int _hg_tset_freeze(struct hg_tset *s, const struct hg_tset_ops *o, void *ctx, u
       return HG_ETIMEOUT;
     }
   }
+}
+
+int _hg_tset_changed(struct hg_tset *s, const struct hg_tset_ops *o, void *ctx) {
+  uint32_t n = 0;
+  int rc = o->list(ctx, s->scratch, s->scratch_max, &n);
+  s->passes++;
+  if (rc) return rc;
+  uint32_t kept = n < s->scratch_max ? n : s->scratch_max;
+  int changed = n > s->scratch_max; /* more threads than we can hold: not ours */
+  for (uint32_t i = 0; i < kept; i++) {
+    uint32_t t = s->scratch[i];
+    if (t != s->self && !held(s, t)) changed = 1;
+    o->release(ctx, t);
+  }
+  return changed;
 }

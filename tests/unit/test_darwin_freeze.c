@@ -7,7 +7,10 @@
  * enumerator), the stack-logging lock, and unwalked malloc regions turned
  * into root memory.
  */
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "capture/darwin_portable/darwin_portable.h"
 #include "hg_test.h"
@@ -230,7 +233,7 @@ static void plan_all(struct fake_malloc *m, uint8_t *plans) {
     if (m->z[i].name && !strcmp(m->z[i].name, "MallocHelperZone")) helper = 1;
   for (uint32_t i = 0; i < m->n; i++) {
     struct hg_zone_facts f = {m->z[i].name, m->z[i].version, m->z[i].enumerator,
-                              m->z[i].has_locked, helper};
+                              m->z[i].has_locked, helper, 0, 0};
     plans[i] = (uint8_t)_hg_zone_plan(&f);
   }
 }
@@ -253,14 +256,14 @@ static void test_zone_plans(void) {
   CHECK_EQ_U(plans[4], HG_ZONE_NO_LOCK_QUERY);
   CHECK_EQ_U(plans[5], HG_ZONE_NO_ENUMERATOR);
   /* without a helper zone the default zone is the scalable zone: walked */
-  struct hg_zone_facts f = {"DefaultMallocZone", 16, 1, 1, 0};
+  struct hg_zone_facts f = {"DefaultMallocZone", 16, 1, 1, 0, 0, 0};
   CHECK_EQ_U(_hg_zone_plan(&f), HG_ZONE_WALK);
   /* a NULL zone_locked is refused loudly: the heap name says why */
   char buf[160];
   CHECK(!strcmp(_hg_zone_heap_name("xzone-like", HG_ZONE_NO_LOCK_QUERY, buf, sizeof buf),
                 "xzone-like (not walked: no zone_locked: its locks cannot be checked)"));
   CHECK(!strcmp(_hg_zone_heap_name("DefaultMallocZone", HG_ZONE_NANO, buf, sizeof buf),
-                "DefaultMallocZone (not walked: nano v2: its enumerator allocates)"));
+                "DefaultMallocZone (not walked: nano v2: its enumerator allocates, its layout was not recognised)"));
   CHECK(!strcmp(_hg_zone_heap_name("QuartzCore", HG_ZONE_WALK, buf, sizeof buf), "QuartzCore"));
   CHECK(_hg_zone_plan_reason(HG_ZONE_WALK) == NULL);
   char small[12];
@@ -320,6 +323,160 @@ static void test_unwalked_regions(void) {
   free(c);
 }
 
+/* ---- xzone (item 1 of issue 27) ----
+ * A fake xzone as libmalloc-792.41.1 builds it: malloc_zone_t.version 16
+ * (src/xzone_malloc/xzone_malloc.c, the zone template ".version = 16"),
+ * introspect.zone_type = MALLOC_ZONE_TYPE_XZONE = 1 (src/malloc_common.h
+ * malloc_zone_type_t; xzone_introspect.c xzm_malloc_zone_introspect),
+ * introspect.zone_locked = xzm_locked, which is
+ * xzm_abort("xzm_locked not implemented") -> __builtin_trap()
+ * (xzone_malloc.c xzm_locked; xzone_inline_internal.h xzm_abort): here it
+ * abort()s the process. The busy test runs in a child so that the trap is
+ * seen as a failure, not as the end of the test program. */
+static int xz_locked(void *ctx, uint32_t i) {
+  const uint8_t *plans = ctx;
+  if (plans[i] == 0xff) abort(); /* never reached: see below */
+  if (i == 1) abort();            /* zone 1 is the xzone: xzm_locked traps */
+  return 0;
+}
+
+static int busy_in_child(const uint8_t *plans, uint32_t n) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    signal(SIGABRT, SIG_DFL);
+    _exit(_hg_zones_busy(plans, n, xz_locked, NULL, (void *)plans) == 0 ? 0 : 3);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_xzone_never_asked(void) {
+  /* iOS 18.4+ / macOS 26: one xzone as DefaultMallocZone; iOS 18.0-18.3
+   * style: nano v2 default, xzone helper. Both with a scalable zone made by
+   * malloc_create_zone on an older system. */
+  struct hg_zone_facts xz_default = {"DefaultMallocZone", 16, 1, 1, 0, HG_MALLOC_ZONE_TYPE_XZONE, 0};
+  struct hg_zone_facts xz_helper = {"MallocHelperZone", 16, 1, 1, 1, HG_MALLOC_ZONE_TYPE_XZONE, 0};
+  struct hg_zone_facts nano = {"DefaultMallocZone", 16, 1, 1, 1, 0, 1};
+  struct hg_zone_facts nano_unknown = {"DefaultMallocZone", 16, 1, 1, 1, 0, 0};
+  struct hg_zone_facts scal = {"app zone", 13, 1, 1, 0, 0, 0};
+  struct hg_zone_facts xz_v13 = {"v13", 13, 1, 1, 0, HG_MALLOC_ZONE_TYPE_XZONE, 0};
+  CHECK_EQ_U(_hg_zone_plan(&xz_default), HG_ZONE_XZONE);
+  CHECK_EQ_U(_hg_zone_plan(&xz_helper), HG_ZONE_XZONE);
+  CHECK_EQ_U(_hg_zone_plan(&nano), HG_ZONE_NANO_OWN);
+  CHECK_EQ_U(_hg_zone_plan(&nano_unknown), HG_ZONE_NANO);
+  CHECK_EQ_U(_hg_zone_plan(&scal), HG_ZONE_WALK);
+  /* zone_type exists from version 14 on: a version-13 zone's "zone_type"
+   * is not read as one (the SDK struct ends before it) */
+  CHECK_EQ_U(_hg_zone_plan(&xz_v13), HG_ZONE_WALK);
+  CHECK(_hg_zone_plan_walks(HG_ZONE_XZONE) && _hg_zone_plan_walks(HG_ZONE_NANO_OWN));
+  CHECK(!_hg_zone_plan_walks(HG_ZONE_NANO) && !_hg_zone_plan_walks(HG_ZONE_NO_LOCK_QUERY));
+  char buf[160];
+  CHECK(!strcmp(_hg_zone_heap_name("DefaultMallocZone", HG_ZONE_XZONE, buf, sizeof buf),
+                "DefaultMallocZone"));
+  /* the busy test with the zones of a nano-on-xzone process: zone 1's
+   * zone_locked traps; the capture must never call it */
+  const struct hg_zone_facts *zs[] = {&nano, &xz_helper, &scal};
+  uint8_t plans[3];
+  for (int i = 0; i < 3; i++) plans[i] = (uint8_t)_hg_zone_plan(zs[i]);
+  CHECK_EQ_U(busy_in_child(plans, 3), 0); /* 128 + SIGABRT when xzm_locked is called */
+}
+
+/* ---- the walk redone when the kernel makes a thread (item 5) ---- */
+
+struct fake_walk {
+  struct fake_task *t;
+  struct hg_tset *s;
+  uint32_t walked[8];
+  uint32_t spawn_in_zone;   /* during this zone's walk, on attempts below: */
+  uint32_t spawn_attempts;  /* the kernel makes a workqueue thread         */
+  uint32_t attempt, resets, refreezes;
+  uint32_t blocks;          /* gathered by the current attempt             */
+};
+
+static int fw_walk(void *ctx, uint32_t i) {
+  struct fake_walk *w = ctx;
+  w->walked[i]++;
+  w->blocks += 10;
+  if (i == w->spawn_in_zone && w->attempt < w->spawn_attempts) ft_spawn(w->t);
+  return 0;
+}
+
+static int fw_changed(void *ctx) {
+  struct fake_walk *w = ctx;
+  return _hg_tset_changed(w->s, &FT_OPS, w->t);
+}
+
+static void fw_reset(void *ctx) {
+  struct fake_walk *w = ctx;
+  w->resets++;
+  w->blocks = 0;
+}
+
+static int fw_refreeze(void *ctx) {
+  struct fake_walk *w = ctx;
+  w->refreezes++;
+  w->attempt++;
+  _hg_tset_thaw(w->s, &FT_OPS, w->t);
+  return _hg_tset_freeze(w->s, &FT_OPS, w->t, UINT64_MAX);
+}
+
+static const struct hg_zwalk_ops FW_OPS = {fw_walk, fw_changed, fw_reset, fw_refreeze};
+
+/* A fake task of the capturing thread and `others` threads, frozen. */
+static void frozen_task(struct fake_task *t, struct hg_tset *s, int others) {
+  memset(t, 0, sizeof *t);
+  uint32_t self = ft_spawn(t);
+  for (int i = 0; i < others; i++) ft_spawn(t);
+  *s = new_set(self, FT_MAX);
+  REQUIRE(_hg_tset_freeze(s, &FT_OPS, t, UINT64_MAX) == 0);
+}
+
+static void test_walk_redone_on_new_thread(void) {
+  uint8_t plans[4] = {HG_ZONE_NANO_OWN, HG_ZONE_XZONE, HG_ZONE_NO_LOCK_QUERY, HG_ZONE_WALK};
+  /* a workqueue thread appears while zone 1 is read, once */
+  struct fake_task t;
+  struct hg_tset s;
+  frozen_task(&t, &s, 3);
+  struct fake_walk w = {&t, &s, {0}, 1, 1, 0, 0, 0, 0};
+  CHECK_EQ_U(_hg_zones_walk_stable(plans, 4, &FW_OPS, &w, HG_ZWALK_TRIES), 0);
+  CHECK_EQ_U(w.refreezes, 1);
+  CHECK_EQ_U(w.resets, 1);
+  CHECK_EQ_U(w.walked[0], 2); /* zone 0 walked in both attempts      */
+  CHECK_EQ_U(w.walked[1], 2);
+  CHECK_EQ_U(w.walked[2], 0); /* not walked                          */
+  CHECK_EQ_U(w.walked[3], 1); /* the first attempt stopped at zone 1 */
+  CHECK_EQ_U(w.blocks, 30);   /* only the second attempt's blocks     */
+  CHECK_EQ_U(s.nheld, 4);     /* the new thread is held now           */
+  _hg_tset_thaw(&s, &FT_OPS, &t);
+  CHECK_EQ_U(t.refs, 0);
+  for (uint32_t i = 0; i < t.n; i++) CHECK_EQ_U(t.suspended[i], 0);
+
+  /* the kernel keeps making threads: HG_EBUSY after HG_ZWALK_TRIES walks */
+  struct fake_task t2;
+  struct hg_tset s2;
+  frozen_task(&t2, &s2, 1);
+  struct fake_walk w2 = {&t2, &s2, {0}, 0, 1000, 0, 0, 0, 0};
+  CHECK(_hg_zones_walk_stable(plans, 4, &FW_OPS, &w2, HG_ZWALK_TRIES) == HG_EBUSY);
+  CHECK_EQ_U(w2.walked[0], HG_ZWALK_TRIES);
+  CHECK_EQ_U(w2.refreezes, HG_ZWALK_TRIES - 1);
+  CHECK_EQ_U(w2.blocks, 0); /* nothing torn is kept */
+  _hg_tset_thaw(&s2, &FT_OPS, &t2);
+  CHECK_EQ_U(t2.refs, 0);
+
+  /* a stable task: one attempt, the set listed once per walked zone */
+  struct fake_task t3;
+  struct hg_tset s3;
+  frozen_task(&t3, &s3, 1);
+  uint32_t lists = t3.lists;
+  struct fake_walk w3 = {&t3, &s3, {0}, 99, 0, 0, 0, 0, 0};
+  CHECK_EQ_U(_hg_zones_walk_stable(plans, 4, &FW_OPS, &w3, HG_ZWALK_TRIES), 0);
+  CHECK_EQ_U(w3.refreezes, 0);
+  CHECK_EQ_U(t3.lists - lists, 3);
+  _hg_tset_thaw(&s3, &FT_OPS, &t3);
+  CHECK_EQ_U(t3.refs, 0);
+}
+
 int main(void) {
   RUN(test_stable_set);
   RUN(test_threads_born_during_freeze);
@@ -328,5 +485,7 @@ int main(void) {
   RUN(test_too_many_threads);
   RUN(test_zone_plans);
   RUN(test_unwalked_regions);
+  RUN(test_xzone_never_asked);
+  RUN(test_walk_redone_on_new_thread);
   return hg_test_done();
 }

@@ -163,11 +163,71 @@ static void test_many_random(void) {
   free_cap(c);
 }
 
+/* ---- ranges typed IN_USE | REGION (item 3 of issue 27) ----
+ * A fake scalable zone enumerator, called as libmalloc-792.41.1 calls the
+ * recorder: src/magazine_large.c large_in_use_enumerator reports every
+ * large block as one range typed MALLOC_PTR_IN_USE_RANGE_TYPE |
+ * MALLOC_PTR_REGION_RANGE_TYPE (a block that is its own VM region); tiny
+ * regions come as MALLOC_PTR_REGION_RANGE_TYPE and their blocks as
+ * MALLOC_PTR_IN_USE_RANGE_TYPE (magazine_tiny.c tiny_in_use_enumerator);
+ * src/xzone_malloc/xzone_introspect.c xzm_ptr_in_use_enumerator does the
+ * same for large/huge chunks. ADMIN ranges are metadata. */
+static void fake_scalable_enumerator(struct hg_cap *c, struct hg_zclaims *cl, uint64_t heap) {
+  struct hg_vmrange admin = {0x0f0000, 0x4000};
+  struct hg_vmrange tiny_region = {0x100000, 0x100000};
+  struct hg_vmrange tiny[] = {{0x100000, 32}, {0x100040, 16}};
+  struct hg_vmrange large[] = {{0x500000, 0x8000}, {0x600000, 0x20000}};
+  REQUIRE(_hg_zone_ranges_add(c, cl, heap, HG_MALLOC_ADMIN_REGION, &admin, 1) == 0);
+  REQUIRE(_hg_zone_ranges_add(c, cl, heap, HG_MALLOC_PTR_REGION, &tiny_region, 1) == 0);
+  REQUIRE(_hg_zone_ranges_add(c, cl, heap, HG_MALLOC_PTR_IN_USE, tiny, 2) == 0);
+  REQUIRE(_hg_zone_ranges_add(c, cl, heap, HG_MALLOC_PTR_IN_USE | HG_MALLOC_PTR_REGION, large,
+                              2) == 0);
+}
+
+static void test_large_in_use_region_ranges(void) {
+  struct hg_cap *c = new_cap();
+  REQUIRE(_hg_vec_init(&c->scratch, &c->work, 8, 1 << 16) == 0);
+  region(c, 0x0f0000, 0x0f4000);
+  region(c, 0x100000, 0x200000);
+  region(c, 0x500000, 0x508000);
+  region(c, 0x600000, 0x620000);
+  region(c, 0x700000, 0x710000); /* an unwalked zone's region */
+  struct hg_zrange tab[8];
+  struct hg_zclaims cl = {tab, 0, 8, 0};
+  fake_scalable_enumerator(c, &cl, 1);
+  struct hg_zblock *b = (struct hg_zblock *)_hg_vec_at(&c->work, 0);
+  size_t n = _hg_vec_len(&c->work) * 8 / sizeof *b;
+  CHECK_EQ_U(n, 4); /* two tiny blocks and both large blocks */
+  REQUIRE(_hg_zone_blocks_commit(c, b, n) == 0);
+  CHECK_EQ_U(_hg_node_count(c), 4);
+  CHECK_EQ_U(cl.n, 3); /* the tiny region and both large blocks */
+  CHECK_EQ_U(cl.overflow, 0);
+  /* the large blocks are nodes (not roots, not lost): their regions stay heap */
+  _hg_zone_demote_unwalked(c, cl.r, cl.n);
+  const struct hg_cregion *r = _hg_vec_at(&c->regions, 2);
+  CHECK_EQ_U(r->kind, HG_RK_HEAP);
+  r = _hg_vec_at(&c->regions, 4);
+  CHECK_EQ_U(r->kind, HG_RK_OTHER); /* unwalked: scanned as roots */
+  r = _hg_vec_at(&c->regions, 0);
+  CHECK_EQ_U(r->kind, HG_RK_OTHER); /* admin range: not claimed */
+  REQUIRE(_hg_index_build(c) == 0);
+  CHECK_EQ_U(_hg_index_lookup(c, 0x600000 + 0x1000), 3); /* interior of the 2nd large block */
+  /* the claims table overflows loudly, blocks still recorded */
+  struct hg_zclaims tiny_cl = {tab, 0, 1, 0};
+  struct hg_vmrange two[] = {{0x800000, 0x4000}, {0x900000, 0x4000}};
+  REQUIRE(_hg_zone_ranges_add(c, &tiny_cl, 1, HG_MALLOC_PTR_IN_USE | HG_MALLOC_PTR_REGION, two,
+                              2) == 0);
+  CHECK_EQ_U(tiny_cl.overflow, 1);
+  CHECK_EQ_U(_hg_vec_len(&c->work) * 8 / sizeof *b, 6);
+  free_cap(c);
+}
+
 int main(void) {
   RUN(test_sorted_segments);
   RUN(test_bad_blocks);
   RUN(test_two_zones_one_region);
   RUN(test_no_region);
   RUN(test_many_random);
+  RUN(test_large_in_use_region_ranges);
   return hg_test_done();
 }

@@ -9,8 +9,17 @@
  * DEALLOCATE with arg2 = block, before the zone frees it; realloc as
  * ALLOCATE|DEALLOCATE with arg2 = old block, arg3 = new size, result = new
  * block. A logger already installed (MallocStackLogging's, a debugger's) is
- * kept and called first. The symbol is looked up with dlsym, so nothing
- * links against a private libmalloc name.
+ * kept and called first; ours goes in and out of the slot with a
+ * compare-and-swap (mlog.c), and _hg_darwin_stacks_stop takes it out. The
+ * symbol is looked up with dlsym, so nothing links against a private
+ * libmalloc name.
+ *
+ * Per-thread state (in the hook, the sampling gap, its random state) is in
+ * three pthread keys, never in `__thread` variables: a thread's first
+ * touch of a thread-local variable makes dyld malloc its buffer, which
+ * calls this hook, which touches the variable again — without end
+ * (mlog.c gives the source lines). pthread_getspecific/setspecific read
+ * and write fixed slots of the pthread_t and never allocate.
  *
  * Stacks: a frame-pointer walk (arm64 always keeps frame pointers; x86_64
  * Apple toolchains do by default), bounded by the thread's stack, pointer
@@ -29,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/darwin/darwin.h"
 #include "capture/stacks/alloc_large.h"
 #include "capture/stacks/alloc_record.h"
 #include "heapgraph.h"
@@ -44,9 +54,21 @@ static struct hg_rec rec;
 static hg_malloc_logger_t **logger_slot;
 static hg_malloc_logger_t *prev;
 static uint64_t large_T;
-static __thread int in_hook;
-static __thread int64_t sample_left;
-static __thread uint64_t rng;
+static int enabled;                      /* 0 after stop: forward only */
+static pthread_key_t keys[HG_MLOG_NSLOTS];
+static int have_keys;
+
+static uintptr_t tsd_get(void *ctx, unsigned slot) {
+  (void)ctx;
+  return (uintptr_t)pthread_getspecific(keys[slot]);
+}
+
+static void tsd_set(void *ctx, unsigned slot, uintptr_t v) {
+  (void)ctx;
+  pthread_setspecific(keys[slot], (const void *)v);
+}
+
+static const struct hg_mlog_tls TSD = {tsd_get, tsd_set, NULL};
 
 static uintptr_t strip(uintptr_t pc) {
 #if defined(__arm64__) || defined(__aarch64__)
@@ -75,13 +97,9 @@ static uint32_t fp_walk(uintptr_t *out, uint32_t max) {
 static void record(uintptr_t p, uint64_t n, uint32_t skip) {
   uint64_t size = malloc_size((const void *)p);
   if (!size) return; /* not a block of a registered zone */
-  if (rec.sample_bytes && !(large_T && n >= large_T)) {
-    if (!rng) sample_left = _hg_rec_gap(&rng, rec.sample_bytes); /* this thread's first gap */
-    sample_left -= (int64_t)size;
-    if (sample_left > 0) return;
-    /* exponential gaps, as on Linux: the weights of _hg_rec_weight hold */
-    sample_left = _hg_rec_gap(&rng, rec.sample_bytes);
-  }
+  if (rec.sample_bytes && !(large_T && n >= large_T) &&
+      !_hg_mlog_sampled(&TSD, rec.sample_bytes, size))
+    return;
   uintptr_t f[HG_REC_MAX_FRAMES + 16];
   uint32_t k = fp_walk(f, rec.max_frames + 2 + skip);
   uint32_t cut = 2 + skip < k ? 2 + skip : k; /* fp_walk's caller and the logger */
@@ -92,9 +110,9 @@ static void record(uintptr_t p, uint64_t n, uint32_t skip) {
 
 static void logger(uint32_t type, uintptr_t a1, uintptr_t a2, uintptr_t a3, uintptr_t result,
                    uint32_t skip) {
-  if (prev) prev(type, a1, a2, a3, result, skip);
-  if (in_hook) return;
-  in_hook = 1;
+  hg_malloc_logger_t *p = __atomic_load_n(&prev, __ATOMIC_ACQUIRE);
+  if (p) p(type, a1, a2, a3, result, skip);
+  if (!__atomic_load_n(&enabled, __ATOMIC_ACQUIRE) || !_hg_mlog_enter(&TSD)) return;
   if ((type & (LOG_ALLOCATE | LOG_DEALLOCATE)) == (LOG_ALLOCATE | LOG_DEALLOCATE)) { /* realloc */
     if (a2) _hg_rec_remove(&rec, a2, result ? malloc_size((const void *)result) : 0);
     if (result) record(result, a3, skip);
@@ -103,23 +121,36 @@ static void logger(uint32_t type, uintptr_t a1, uintptr_t a2, uintptr_t a3, uint
   } else if ((type & LOG_ALLOCATE) && result) {
     record(result, a2, skip);
   }
-  in_hook = 0;
+  _hg_mlog_leave(&TSD);
 }
 
 int hg_stacks_start(const struct hg_stacks_options *o) {
   logger_slot = (hg_malloc_logger_t **)dlsym(RTLD_DEFAULT, "malloc_logger");
   if (!logger_slot) return HG_EUNSUPPORTED;
-  in_hook = 1;
+  if (!have_keys) { /* pthread_key_create allocates nothing (mlog.c) */
+    for (unsigned i = 0; i < HG_MLOG_NSLOTS; i++)
+      if (pthread_key_create(&keys[i], NULL) != 0) return HG_ENOMEM;
+    have_keys = 1;
+  }
+  /* this thread is "in the hook" while the tables are set up: their own
+   * allocations (there are none: mmap) would not be recorded */
+  int outer = _hg_mlog_enter(&TSD);
   int rc = _hg_stacks_setup(&rec, o);
   if (!rc) {
     large_T = _hg_large_threshold;
     _hg_rec_unwinder = "frame-pointer";
     __atomic_store_n(&_hg_rec_global, &rec, __ATOMIC_RELEASE);
-    prev = *logger_slot; /* chain whoever was there */
-    __atomic_store_n(logger_slot, logger, __ATOMIC_RELEASE);
+    __atomic_store_n(&enabled, 1, __ATOMIC_RELEASE);
+    _hg_mlog_chain((void **)logger_slot, (void *)logger, (void **)&prev); /* chains whoever was there */
   }
-  in_hook = 0;
+  if (outer) _hg_mlog_leave(&TSD);
   return rc;
+}
+
+int _hg_darwin_stacks_stop(void) {
+  if (!logger_slot || !__atomic_load_n(&enabled, __ATOMIC_ACQUIRE)) return HG_EINVAL;
+  __atomic_store_n(&enabled, 0, __ATOMIC_RELEASE); /* from now on: forward only */
+  return _hg_mlog_unchain((void **)logger_slot, (void *)logger, (void **)&prev);
 }
 
 #endif /* __APPLE__ */
