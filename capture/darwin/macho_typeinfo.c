@@ -12,7 +12,9 @@
  * A loaded image with chained fixups (dyld consumed them: every arm64e
  * image, newer ld64 output) is read from its file instead: the path dyld
  * gives is mapped read-only, the slice matching the loaded LC_UUID is
- * opened and walked (image_file.c), the loaded slide applied.
+ * opened and walked (image_file.c), the loaded slide applied; the names
+ * are read in the loaded image (the file's __TEXT is FairPlay-encrypted in
+ * App Store builds), the file's copy only where memory lacks it.
  *
  * Before the freeze only (dyld calls, open/mmap, mmap'd set). Images of the
  * dyld shared cache (MH_DYLIB_IN_CACHE) have no file of their own and their
@@ -57,7 +59,9 @@ static int from_file(uint32_t i, struct hg_cxx_set *s, uint32_t *candidates) {
   close(fd);
   if (map == MAP_FAILED) return HG_ENOTFOUND;
   int rc = _hg_macho_open_matching(&fimg, map, (uint64_t)st.st_size, img.uuid);
-  if (rc == 0) rc = _hg_macho_typeinfos(&fimg, img.slide, add_name, s, candidates);
+  struct hg_typeinfo_stats ts;
+  if (rc == 0) rc = _hg_macho_typeinfos(&fimg, &img, img.slide, add_name, s, &ts);
+  if (rc >= 0) *candidates += ts.candidates;
   munmap(map, (size_t)st.st_size);
   return rc;
 }
@@ -98,7 +102,9 @@ int _hg_plat_cxx_images(struct hg_cxx_set *s, struct hg_cxx_discovery *d) {
     if (open_image(i) != 0) continue;
     d->images++;
     uint32_t cand = 0;
-    int found = _hg_macho_typeinfos(&img, img.slide, add_name, s, &cand);
+    struct hg_typeinfo_stats ts;
+    int found = _hg_macho_typeinfos(&img, NULL, img.slide, add_name, s, &ts);
+    if (found >= 0) cand = ts.candidates;
     if (found == HG_EFORMAT && img.has_chained) { /* consumed by dyld: read the file */
       cand = 0;
       found = from_file(i, s, &cand);
