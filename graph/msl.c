@@ -78,14 +78,13 @@ static uint64_t plausible(const uint8_t *data, size_t size, uint32_t w, uint64_t
 
 /* ---- open-addressing tables (linear probing, backward-shift delete) ---- */
 
-struct live { uint64_t addr, size; uint32_t stack; uint32_t used; };
-struct stk { uint64_t id; uint32_t index; uint32_t used; };
+/* One table type for both maps: key -> (size, index). */
+struct slot { uint64_t key, size; uint32_t index, used; };
+struct map { struct slot *s; size_t cap, n; };
 
 struct tables {
-  struct live *live;
-  size_t lcap, ln;
-  struct stk *stk;
-  size_t scap;
+  struct map live;           /* address -> size, index of its stack        */
+  struct map ids;            /* stack id -> index into stacks             */
   struct hg_msl_stack *stacks;
   size_t nstacks, stacks_cap;
 };
@@ -97,40 +96,49 @@ static uint64_t mix(uint64_t x) {
   return x;
 }
 
-static int live_grow(struct tables *t) {
-  size_t cap = t->lcap ? t->lcap * 2 : 1024;
-  struct live *n = calloc(cap, sizeof *n);
-  if (!n) return HG_ENOMEM;
-  for (size_t i = 0; i < t->lcap; i++) {
-    if (!t->live[i].used) continue;
-    size_t j = mix(t->live[i].addr) & (cap - 1);
-    while (n[j].used) j = (j + 1) & (cap - 1);
-    n[j] = t->live[i];
-  }
-  free(t->live);
-  t->live = n;
-  t->lcap = cap;
-  return 0;
+/* The slot of key, or the empty slot where it would go (cap > n). */
+static struct slot *map_at(const struct map *m, uint64_t key) {
+  size_t j = mix(key) & (m->cap - 1);
+  while (m->s[j].used && m->s[j].key != key) j = (j + 1) & (m->cap - 1);
+  return &m->s[j];
 }
 
-static struct live *live_find(struct tables *t, uint64_t addr) {
-  if (!t->lcap) return NULL;
-  for (size_t j = mix(addr) & (t->lcap - 1);; j = (j + 1) & (t->lcap - 1)) {
-    if (!t->live[j].used) return NULL;
-    if (t->live[j].addr == addr) return &t->live[j];
-  }
+/* The slot of key, or NULL. */
+static struct slot *map_find(const struct map *m, uint64_t key) {
+  if (!m->cap) return NULL;
+  struct slot *e = map_at(m, key);
+  return e->used ? e : NULL;
 }
 
-static void live_delete(struct tables *t, struct live *e) {
-  size_t i = (size_t)(e - t->live), mask = t->lcap - 1;
-  t->live[i].used = 0;
-  t->ln--;
-  for (size_t j = (i + 1) & mask; t->live[j].used; j = (j + 1) & mask) {
-    size_t home = mix(t->live[j].addr) & mask;
+/* A new slot for key (not present); NULL on ENOMEM. Keeps the load <= 1/2. */
+static struct slot *map_add(struct map *m, uint64_t key) {
+  if ((m->n + 1) * 2 > m->cap) {
+    struct map g = {calloc(m->cap ? m->cap * 2 : 1024, sizeof *g.s), m->cap ? m->cap * 2 : 1024, m->n};
+    if (!g.s) return NULL;
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->s[i].used) *map_at(&g, m->s[i].key) = m->s[i];
+    free(m->s);
+    *m = g;
+  }
+  struct slot *e = map_at(m, key);
+  memset(e, 0, sizeof *e);
+  e->key = key;
+  e->used = 1;
+  m->n++;
+  return e;
+}
+
+/* Linear probing's backward-shift delete: no tombstones. */
+static void map_delete(struct map *m, struct slot *e) {
+  size_t i = (size_t)(e - m->s), mask = m->cap - 1;
+  m->s[i].used = 0;
+  m->n--;
+  for (size_t j = (i + 1) & mask; m->s[j].used; j = (j + 1) & mask) {
+    size_t home = mix(m->s[j].key) & mask;
     /* move j back to i when its home is not in (i, j] (cyclically) */
     if (((j - home) & mask) >= ((j - i) & mask)) {
-      t->live[i] = t->live[j];
-      t->live[j].used = 0;
+      m->s[i] = m->s[j];
+      m->s[j].used = 0;
       i = j;
     }
   }
@@ -138,23 +146,8 @@ static void live_delete(struct tables *t, struct live *e) {
 
 /* The index of stack id in t->stacks, created on first use; < 0 on ENOMEM. */
 static int64_t stack_of(struct tables *t, uint64_t id) {
-  if (t->nstacks * 2 >= t->scap) {
-    size_t cap = t->scap ? t->scap * 2 : 1024;
-    struct stk *n = calloc(cap, sizeof *n);
-    if (!n) return -1;
-    for (size_t i = 0; i < t->scap; i++) {
-      if (!t->stk[i].used) continue;
-      size_t j = mix(t->stk[i].id) & (cap - 1);
-      while (n[j].used) j = (j + 1) & (cap - 1);
-      n[j] = t->stk[i];
-    }
-    free(t->stk);
-    t->stk = n;
-    t->scap = cap;
-  }
-  size_t j = mix(id) & (t->scap - 1);
-  for (; t->stk[j].used; j = (j + 1) & (t->scap - 1))
-    if (t->stk[j].id == id) return t->stk[j].index;
+  struct slot *e = map_find(&t->ids, id);
+  if (e) return e->index;
   if (t->nstacks == t->stacks_cap) {
     size_t cap = t->stacks_cap ? t->stacks_cap * 2 : 256;
     struct hg_msl_stack *n = realloc(t->stacks, cap * sizeof *n);
@@ -162,11 +155,10 @@ static int64_t stack_of(struct tables *t, uint64_t id) {
     t->stacks = n;
     t->stacks_cap = cap;
   }
+  if (!(e = map_add(&t->ids, id))) return -1;
+  e->index = (uint32_t)t->nstacks;
   memset(&t->stacks[t->nstacks], 0, sizeof t->stacks[0]);
   t->stacks[t->nstacks].id = id;
-  t->stk[j].id = id;
-  t->stk[j].index = (uint32_t)t->nstacks;
-  t->stk[j].used = 1;
   return (int64_t)t->nstacks++;
 }
 
@@ -186,44 +178,38 @@ static int fail(struct hg_msl_error *err, int code, uint64_t off, const char *ms
   return code;
 }
 
+/* Ends live block e: its bytes leave its stack and the totals. */
+static void end_block(struct tables *t, struct hg_msl_summary *s, const struct slot *e) {
+  struct hg_msl_stack *st = &t->stacks[e->index];
+  st->live_count--;
+  st->live_bytes -= e->size;
+  s->live_count--;
+  s->live_bytes -= e->size;
+}
+
 static int replay(struct tables *t, struct hg_msl_summary *s, uint64_t addr, uint64_t size,
                   uint64_t id, enum hg_msl_event k) {
+  struct slot *e = map_find(&t->live, addr);
   if (k == HG_MSL_EV_FREE) {
-    struct live *e = live_find(t, addr);
     if (!e) {
       s->unmatched_frees++;
       return 0;
     }
-    struct hg_msl_stack *st = &t->stacks[e->stack];
-    st->live_count--;
-    st->live_bytes -= e->size;
-    s->live_count--;
-    s->live_bytes -= e->size;
-    live_delete(t, e);
+    end_block(t, s, e);
+    map_delete(&t->live, e);
     return 0;
   }
   if (k != HG_MSL_EV_ALLOC && k != HG_MSL_EV_REALLOC) return 0; /* VM, generic: counted only */
   int64_t si = stack_of(t, id);
   if (si < 0) return HG_ENOMEM;
-  struct live *e = live_find(t, addr);
-  if (e) { /* the free was not logged (or compacted away): the old block ends */
+  if (e) { /* the free was not logged: the old block ends */
     s->replaced_allocs++;
-    struct hg_msl_stack *old = &t->stacks[e->stack];
-    old->live_count--;
-    old->live_bytes -= e->size;
-    s->live_count--;
-    s->live_bytes -= e->size;
-  } else {
-    if ((t->ln + 1) * 2 > t->lcap && live_grow(t)) return HG_ENOMEM;
-    size_t j = mix(addr) & (t->lcap - 1);
-    while (t->live[j].used) j = (j + 1) & (t->lcap - 1);
-    e = &t->live[j];
-    e->used = 1;
-    e->addr = addr;
-    t->ln++;
+    end_block(t, s, e);
+  } else if (!(e = map_add(&t->live, addr))) {
+    return HG_ENOMEM;
   }
   e->size = size;
-  e->stack = (uint32_t)si;
+  e->index = (uint32_t)si;
   struct hg_msl_stack *st = &t->stacks[si];
   st->allocs++;
   st->live_count++;
@@ -272,8 +258,8 @@ int _hg_msl_read(const uint8_t *data, size_t size, uint32_t width, struct hg_msl
     rc = replay(&t, out, addr, arg, of & HG_MSL_ID_MASK, k);
   }
   out->trailing_bytes = size - n * width;
-  free(t.live);
-  free(t.stk);
+  free(t.live.s);
+  free(t.ids.s);
   if (rc) {
     free(t.stacks);
     memset(out, 0, sizeof *out);

@@ -184,18 +184,25 @@ static void wait_samples(int n) {
   for (int i = 0; i < 2000 && fake_samples < start + n; i++) sleep_ms(1);
 }
 
-static void test_thread_fake(void) {
-  _hg_watch_probe_override = &fake_probe;
+/* Options for a watcher over probe p with the fake capture, polling
+ * every 2 ms, counting callbacks in *user. */
+static struct hg_watch_options fake_watch(const struct hg_watch_probe *p, int *user) {
+  _hg_watch_probe_override = p;
   _hg_watch_capture_override = fake_capture;
   struct hg_watch_options o = opts();
-  int user = 0;
-  o.footprint_threshold = 1000;
-  o.min_interval_ms = 100; /* 100 ms of the fake clock */
   o.poll_interval_ms = 2;
   o.prefix = "w";
   o.callback = cb;
-  o.user = &user;
+  o.user = user;
   cb_count = 0;
+  return o;
+}
+
+static void test_thread_fake(void) {
+  int user = 0;
+  struct hg_watch_options o = fake_watch(&fake_probe, &user);
+  o.footprint_threshold = 1000;
+  o.min_interval_ms = 100; /* 100 ms of the fake clock */
   atomic_store(&fake_now, 1000000000ull);
   atomic_store(&fake_footprint, 10);
   CHECK(hg_watch_stop() == HG_EINVAL);
@@ -267,18 +274,11 @@ static const struct hg_watch_probe avail_probe = {f_open, f_close, f_now, fa_sam
  * after every interval); with a limit, it fires below the threshold and
  * once over the limit. */
 static void test_thread_no_limit(void) {
-  _hg_watch_probe_override = &avail_probe;
-  _hg_watch_capture_override = fake_capture;
-  struct hg_watch_options o = opts();
   int user = 0;
+  struct hg_watch_options o = fake_watch(&avail_probe, &user);
   o.available_threshold = 200u << 20;
   o.on_pressure = 0;
   o.min_interval_ms = 1; /* 1 ms of the fake clock */
-  o.poll_interval_ms = 2;
-  o.prefix = "w";
-  o.callback = cb;
-  o.user = &user;
-  cb_count = 0;
   avail_seen = 0;
   atomic_store(&avail_limit, 0);
   atomic_store(&fake_footprint, 900u << 20);
