@@ -113,6 +113,7 @@ int _hg_capture_meta(struct hg_cap *c, int final) {
   add_num(&b, "scan_helper", (uint64_t)c->helper_used);
   add_num(&b, "prefault_pages", c->prefault_pages);
   add_num(&b, "stacks_unapplied", c->stacks_unapplied); /* 0: not written */
+  if (c->images_encrypted) add_num(&b, "images_encrypted", c->images_encrypted);
   return hg_writer_meta(c->w, &b.m);
 }
 

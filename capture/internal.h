@@ -207,6 +207,8 @@ struct hg_cap {
   uint64_t busy_retries;
   uint64_t stacks_unapplied; /* allocation-stack events of frozen threads not
                                 applied to the live map (alloc_record.h)     */
+  uint32_t images_encrypted; /* Darwin: images with LC_ENCRYPTION_INFO cryptid
+                                != 0 (FairPlay); metadata when not 0      */
 
   int64_t pid;              /* the captured process (not the fork child)    */
   struct hg_cthread self;   /* the capturing thread at hg_capture() entry   */

@@ -49,16 +49,22 @@ uint32_t _hg_watch_decide(const struct hg_watch_policy *p, uint64_t now_ns,
   return HG_WATCH_NONE;
 }
 
-void _hg_watch_set_available(struct hg_watch_sample *s, int have_os, uint64_t os_avail,
-                             int have_task, uint64_t task_remaining) {
+void _hg_watch_set_available(struct hg_watch_sample *s, uint64_t *limit, int have_os,
+                             uint64_t os_avail, int have_task, uint64_t task_remaining) {
+  /* Both are xnu's memorystatus_available_memory_internal (bsd/kern/
+   * kern_memorystatus.c): 0 when the process is not an app, has no limit
+   * (macOS, the Simulator, daemons) or is over its limit. So 0 is "unknown"
+   * unless a limit was seen: a non-zero answer before (*limit, kept by the
+   * probe, = footprint + remaining then). */
+  uint64_t avail = have_os && os_avail ? os_avail : have_task ? task_remaining : 0;
   s->have_available = 0;
   s->available = 0;
-  if (have_os && os_avail) {
+  if (avail) {
     s->have_available = 1;
-    s->available = os_avail;
-  } else if (have_task) { /* also when os_proc said 0: over the limit, or no app */
+    s->available = avail;
+    *limit = s->footprint + avail;
+  } else if ((have_os || have_task) && *limit) { /* over the limit seen */
     s->have_available = 1;
-    s->available = task_remaining;
   }
 }
 

@@ -42,11 +42,13 @@ void _hg_watch_policy_init(struct hg_watch_policy *p, const struct hg_watch_opti
 uint32_t _hg_watch_decide(const struct hg_watch_policy *p, uint64_t now_ns,
                           const struct hg_watch_sample *s, int warning);
 /* The app's remaining memory from what the OS said: os_proc_available_memory
- * (have_os; 0 means "not an app, or over the limit") first, else TASK_VM_INFO
- * limit_bytes_remaining (have_task: the info had revision 4). Sets
- * s->available / have_available. */
-void _hg_watch_set_available(struct hg_watch_sample *s, int have_os, uint64_t os_avail,
-                             int have_task, uint64_t task_remaining);
+ * (have_os) when non-zero, else TASK_VM_INFO limit_bytes_remaining
+ * (have_task: the info had revision 4). Both say 0 for "no limit, not an
+ * app, or over the limit": a 0 is known (0 bytes) only once a non-zero
+ * answer showed a limit; *limit (the caller's, 0 at first) keeps that
+ * limit (s->footprint + remaining). Sets s->available / have_available. */
+void _hg_watch_set_available(struct hg_watch_sample *s, uint64_t *limit, int have_os,
+                             uint64_t os_avail, int have_task, uint64_t task_remaining);
 /* Without a limit from the probe (Darwin): footprint + available. */
 void _hg_watch_fill_limit(struct hg_watch_sample *s);
 /* Records an attempt at now_ns. */

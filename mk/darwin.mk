@@ -170,4 +170,5 @@ ios-check: $(IOS_OUT)/libheapgraph.a $(IOS_OUT)/libheapgraph.dylib $(IOS_OUT)/de
 # The image-file test reads real chained-fixup Mach-O files built by mk/macho.mk.
 $(BUILD)/tests/test_darwin_imagefile: | $(BUILD)/macho-fixtures/chained-dylib-arm64 \
   $(BUILD)/macho-fixtures/chained-dylib-x86_64 $(BUILD)/macho-fixtures/chained-exe-arm64 \
-  $(BUILD)/macho-fixtures/fat-chained-dylib $(BUILD)/macho-fixtures/dylib-arm64
+  $(BUILD)/macho-fixtures/fat-chained-dylib $(BUILD)/macho-fixtures/dylib-arm64 \
+  $(BUILD)/macho-fixtures/chained-encryptable-dylib-arm64

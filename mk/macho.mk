@@ -23,6 +23,7 @@ MACHO_BINS   := $(foreach a,$(MACHO_ARCHS),$(foreach k,$(MACHO_KINDS),\
                   $(MACHO_FIX)/$(k)-$(a) $(MACHO_FIX)/chained-$(k)-$(a)))
 MACHO_BINS   += $(MACHO_FIX)/fat-exe $(MACHO_FIX)/fat-chained-dylib
 MACHO_BINS   += $(foreach a,$(MACHO_ARCHS),$(MACHO_FIX)/exe16-$(a))
+MACHO_BINS   += $(MACHO_FIX)/chained-encryptable-dylib-arm64
 MACHO_GEN    := $(MACHO_FIX)/gen/.stamp
 MACHO_TBD    := $(wildcard $(MACHO_SDK)/usr/lib/*.tbd)
 
@@ -51,6 +52,11 @@ $(MACHO_FIX)/chained-dylib-%: $(MACHO_FIX)/lib-%.o $(MACHO_TBD)
 	$(MACHO_LD16) -arch $* -dylib -install_name @rpath/libclasses.dylib -o $@ $<
 $(MACHO_FIX)/chained-bundle-%: $(MACHO_FIX)/lib-%.o $(MACHO_TBD)
 	$(MACHO_LD16) -arch $* -bundle -o $@ $<
+
+# -encryptable: LC_ENCRYPTION_INFO_64 (cryptid 0) over __TEXT from 0x4000, as
+# ld64 makes App Store builds (test_darwin_imagefile encrypts it like FairPlay).
+$(MACHO_FIX)/chained-encryptable-dylib-%: $(MACHO_FIX)/lib-%.o $(MACHO_TBD)
+	$(MACHO_LD16) -encryptable -arch $* -dylib -install_name @rpath/libclasses.dylib -o $@ $<
 
 # ld64.lld-16 without -fixup_chains: LC_DYLD_INFO with "strong" weak-bind entries.
 $(MACHO_FIX)/exe16-%: $(MACHO_FIX)/main-%.o $(MACHO_TBD)

@@ -30,6 +30,7 @@
   X(edges,    "list edges (one JSON object per line with --json)")          \
   X(stacks,   "allocation stacks: live count, bytes, retained bytes per stack") \
   X(upload,   "send snapshots (a file or a spool) to the backend (libcurl)")
+  X(msl,      "MallocStackLogging .index file (libmalloc <= 166): live blocks per stack id")
 
 #define HG_DECLARE_COMMAND(name, summary) int cmd_##name(int argc, char **argv);
 HG_COMMANDS(HG_DECLARE_COMMAND)

@@ -55,10 +55,15 @@ int _hg_objc_isa_apple(struct hg_objc_isa *m, int arch, int os) {
   m->magic_mask = 1ull;
   m->magic_value = 1ull;
   m->tag_mask = 1ull << 63;
-  /* arm64e: raw isas (Swift's HeapObject metadata) are signed: strip the
-   * signature above the VA (39 bits on iOS, 47 on macOS) */
+  /* arm64e: raw isas (Swift's HeapObject metadata) and the pointers inside
+   * class data (Swift's Description) are signed: strip the signature above
+   * the VA (39 bits on iOS: xnu osfmk/arm64/proc_reg.h T0SZ_BOOT 25; 47 on
+   * macOS) and nothing else, as ptrauth_strip does. Not ISA_MASK's low
+   * zeros: what is signed need not be 8-byte aligned (Swift context
+   * descriptors are 4-aligned: swift lib/IRGen/Linking.cpp
+   * LinkEntity::getAlignment); callers check alignment themselves. */
   if (arch == HG_OBJC_ARCH_ARM64E)
-    m->ptr_mask = (os == HG_OBJC_OS_IOS ? 0x0000007fffffffffull : 0x00007fffffffffffull) & ~7ull;
+    m->ptr_mask = os == HG_OBJC_OS_IOS ? 0x0000007fffffffffull : 0x00007fffffffffffull;
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #define HG_CAPTURE_DARWIN_H
 
 #include "capture/darwin_portable/darwin_portable.h"
+#include "capture/darwin_portable/image_list.h"
 #include "capture/internal.h"
 
 /* One image segment, for linking regions to images (sorted by lo). */
@@ -17,6 +18,11 @@ struct hg_dseg {
 
 /* images.c: the segment table of the last _hg_plat_images (mmap'd). */
 const struct hg_dseg *_hg_darwin_segs(size_t *n);
+/* images.c: a consistent copy of the loaded images (dyld's callbacks, plus
+ * dyld itself), held until _hg_darwin_images_end: no image in it is
+ * unmapped meanwhile. Call no dyld function in between. */
+size_t _hg_darwin_images_begin(const struct hg_image_ent **out);
+void _hg_darwin_images_end(void);
 
 /* threads.c: pthread facts gathered before the threads are suspended. */
 #define HG_DARWIN_MAX_THREADS 4096u

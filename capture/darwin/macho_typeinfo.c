@@ -12,9 +12,13 @@
  * A loaded image with chained fixups (dyld consumed them: every arm64e
  * image, newer ld64 output) is read from its file instead: the path dyld
  * gives is mapped read-only, the slice matching the loaded LC_UUID is
- * opened and walked (image_file.c), the loaded slide applied.
+ * opened and walked (image_file.c), the loaded slide applied; the names
+ * are read in the loaded image (the file's __TEXT is FairPlay-encrypted in
+ * App Store builds), the file's copy only where memory lacks it.
  *
- * Before the freeze only (dyld calls, open/mmap, mmap'd set). Images of the
+ * The images are images.c's consistent copy (dyld's callbacks), held for
+ * the whole discovery: no dyld call in between (the path is the copy's).
+ * Before the freeze only (open/mmap, mmap'd set). Images of the
  * dyld shared cache (MH_DYLIB_IN_CACHE) have no file of their own and their
  * fixups are applied: out of scope (the app's own images are covered).
  */
@@ -44,9 +48,9 @@ static int add_name(void *ctx, uint64_t ti, const char *name, size_t len) {
   return k == HG_ENOMEM || k == HG_ELIMIT ? k : 0;
 }
 
-/* Type_infos of loaded image i from its file. >= 0 found, < 0 error. */
-static int from_file(uint32_t i, struct hg_cxx_set *s, uint32_t *candidates) {
-  const char *path = _dyld_get_image_name(i);
+/* Type_infos of loaded image e from its file. >= 0 found, < 0 error. */
+static int from_file(const struct hg_image_ent *e, struct hg_cxx_set *s, uint32_t *candidates) {
+  const char *path = e->name;
   if (!path || !img.has_uuid || (img.flags & MH_DYLIB_IN_CACHE)) return HG_ENOTFOUND;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return HG_ENOTFOUND;
@@ -57,15 +61,17 @@ static int from_file(uint32_t i, struct hg_cxx_set *s, uint32_t *candidates) {
   close(fd);
   if (map == MAP_FAILED) return HG_ENOTFOUND;
   int rc = _hg_macho_open_matching(&fimg, map, (uint64_t)st.st_size, img.uuid);
-  if (rc == 0) rc = _hg_macho_typeinfos(&fimg, img.slide, add_name, s, candidates);
+  struct hg_typeinfo_stats ts;
+  if (rc == 0) rc = _hg_macho_typeinfos(&fimg, &img, img.slide, add_name, s, &ts);
+  if (rc >= 0) *candidates += ts.candidates;
   munmap(map, (size_t)st.st_size);
   return rc;
 }
 
-static int open_image(uint32_t i) {
-  const struct mach_header *mh = _dyld_get_image_header(i);
+static int open_image(const struct hg_image_ent *e) {
+  const struct mach_header *mh = (const struct mach_header *)(uintptr_t)e->mh;
   if (!mh || mh->magic != MH_MAGIC_64) return -1;
-  return macho_open_loaded(&img, mh, (uint64_t)_dyld_get_image_vmaddr_slide(i)) == 0 ? 0 : -1;
+  return macho_open_loaded(&img, mh, e->slide) == 0 ? 0 : -1;
 }
 
 static void declare_ranges(struct hg_cxx_set *s) {
@@ -90,22 +96,26 @@ static void declare_ranges(struct hg_cxx_set *s) {
 }
 
 int _hg_plat_cxx_images(struct hg_cxx_set *s, struct hg_cxx_discovery *d) {
-  uint32_t count = _dyld_image_count();
-  for (uint32_t i = 0; i < count; i++) /* every range first: names may cross images */
-    if (open_image(i) == 0) declare_ranges(s);
+  const struct hg_image_ent *ims;
+  size_t count = _hg_darwin_images_begin(&ims);
+  for (size_t i = 0; i < count; i++) /* every range first: names may cross images */
+    if (open_image(&ims[i]) == 0) declare_ranges(s);
   int rc = 0;
-  for (uint32_t i = 0; i < count && !rc; i++) {
-    if (open_image(i) != 0) continue;
+  for (size_t i = 0; i < count && !rc; i++) {
+    if (open_image(&ims[i]) != 0) continue;
     d->images++;
     uint32_t cand = 0;
-    int found = _hg_macho_typeinfos(&img, img.slide, add_name, s, &cand);
+    struct hg_typeinfo_stats ts;
+    int found = _hg_macho_typeinfos(&img, NULL, img.slide, add_name, s, &ts);
+    if (found >= 0) cand = ts.candidates;
     if (found == HG_EFORMAT && img.has_chained) { /* consumed by dyld: read the file */
       cand = 0;
-      found = from_file(i, s, &cand);
+      found = from_file(&ims[i], s, &cand);
     }
     d->candidates += cand;
     if (found == HG_ENOMEM || found == HG_ELIMIT) rc = found;
     else if (found > 0) d->images_symbolic++;
   }
+  _hg_darwin_images_end();
   return rc;
 }

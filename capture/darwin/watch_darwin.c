@@ -6,7 +6,9 @@
  * sample and waking the watcher at once; available = what the app may still
  * use before its jetsam limit: os_proc_available_memory (os/proc.h, iOS 13+,
  * not on macOS), else TASK_VM_INFO limit_bytes_remaining (revision 4+,
- * mach/task_info.h). Time is mach_absolute_time.
+ * mach/task_info.h); both are 0 without a limit (macOS, Simulator, daemons)
+ * and over it, so a 0 counts only after a limit was seen (DP.limit, see
+ * _hg_watch_set_available). Time is mach_absolute_time.
  */
 #include <dispatch/dispatch.h>
 #include <mach/mach.h>
@@ -24,6 +26,7 @@ struct darwin_probe {
   dispatch_source_t source;
   _Atomic int pressure;
   mach_timebase_info_data_t tb;
+  uint64_t limit; /* footprint + remaining at the last non-zero answer */
 };
 static struct darwin_probe DP;
 
@@ -40,6 +43,7 @@ static int dp_open(void *ctx, const struct hg_watch_options *o) {
   struct darwin_probe *p = ctx;
   mach_timebase_info(&p->tb);
   atomic_store(&p->pressure, 0);
+  p->limit = 0;
   if (!o->on_pressure) return 0;
   p->source = dispatch_source_create(DISPATCH_SOURCE_TYPE_MEMORYPRESSURE, 0,
                                      DISPATCH_MEMORYPRESSURE_WARN | DISPATCH_MEMORYPRESSURE_CRITICAL,
@@ -81,7 +85,7 @@ static int dp_sample(void *ctx, struct hg_watch_sample *s) {
   uint64_t os_avail = 0;
   int have_os = 0;
 #endif
-  _hg_watch_set_available(s, have_os, os_avail, have_info && count >= TASK_VM_INFO_REV4_COUNT,
+  _hg_watch_set_available(s, &p->limit, have_os, os_avail, have_info && count >= TASK_VM_INFO_REV4_COUNT,
                           have_info && count >= TASK_VM_INFO_REV4_COUNT ? info.limit_bytes_remaining
                                                                         : 0);
   s->pressure = atomic_exchange(&p->pressure, 0);

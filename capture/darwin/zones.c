@@ -38,7 +38,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 #include "capture/darwin/darwin.h"
 #include "capture/classify/objc.h"
 #include "capture/platform.h"

@@ -200,12 +200,31 @@ int _hg_macho_open_matching(struct macho_image *img, const void *data, uint64_t 
 /* Receives one class type_info: its address in the process and its mangled
  * name (without "_Z"). < 0 stops the walk with that code. */
 typedef int (*hg_typeinfo_fn)(void *ctx, uint64_t ti, const char *name, size_t len);
-/* Every class type_info of img (file or loaded), at vmaddr + slide.
- * Counts candidates (may be NULL). The number passed to add, or < 0:
- * add's code, or HG_EFORMAT when the fixups could not be read at all (a
- * loaded image with chained fixups: open its file). */
-int _hg_macho_typeinfos(const struct macho_image *img, uint64_t slide, hg_typeinfo_fn add,
-                        void *ctx, uint32_t *candidates);
+/* LC_ENCRYPTION_INFO(_64) of a Mach-O header (file or loaded): cryptid 0
+ * = not encrypted (yet); present 0 = no such command. */
+struct hg_macho_crypt {
+  int present;
+  uint32_t cryptoff, cryptsize, cryptid;
+};
+/* Reads it from the header and load commands in hdr[0, avail), bounded:
+ * 0, or HG_EFORMAT (not a 64-bit header, commands out of bounds). */
+int _hg_macho_crypt_info(const uint8_t *hdr, size_t avail, struct hg_macho_crypt *out);
+struct hg_typeinfo_stats {
+  uint32_t candidates;       /* class type_infos passed to add             */
+  uint32_t names_memory;     /* ... whose name was read in the loaded image */
+  uint32_t names_unreadable; /* dropped: not in memory, and the file's copy
+                                missing or in its encrypted range          */
+  uint32_t cryptid;          /* the file's LC_ENCRYPTION_INFO cryptid      */
+};
+/* Every class type_info of img (file or loaded), at vmaddr + slide. Names
+ * are read in mem (the loaded image, may be NULL) at their unslid address
+ * first; img's own copy only where mem lacks it and img is not encrypted
+ * there. st (may be NULL) gets the counts. The number passed to add, or
+ * < 0: add's code, or HG_EFORMAT when the fixups could not be read at all
+ * (a loaded image with chained fixups: open its file). */
+int _hg_macho_typeinfos(const struct macho_image *img, const struct macho_image *mem,
+                        uint64_t slide, hg_typeinfo_fn add, void *ctx,
+                        struct hg_typeinfo_stats *st);
 
 /* ------------------------------------------------------------ zone_policy.c */
 

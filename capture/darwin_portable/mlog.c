@@ -25,7 +25,7 @@
  * Pure; never calls malloc.
  */
 #include "capture/darwin_portable/darwin_portable.h"
-#include "capture/alloc_record.h"
+#include "capture/stacks/alloc_record.h"
 
 int _hg_mlog_enter(const struct hg_mlog_tls *t) {
   if (t->get(t->ctx, HG_MLOG_IN_HOOK)) return 0;

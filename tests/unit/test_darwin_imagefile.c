@@ -6,7 +6,11 @@
  * image's chained fixups, the file's slice with the loaded LC_UUID is
  * found (thin and fat, the other slice and a stale file refused), and its
  * class type_infos come out at vmaddr + slide with the names of
- * tests/macho/classes.cpp.
+ * tests/macho/classes.cpp. A FairPlay-encrypted image (lld -encryptable:
+ * LC_ENCRYPTION_INFO_64 over __TEXT from 0x4000, as the App Store then
+ * sets cryptid 1 and encrypts that range on disk; xnu
+ * EXTERNAL_HEADERS/mach-o/loader.h encryption_info_command_64): the names
+ * come from the loaded (decrypted) image, never from the file's ciphertext.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,17 +101,18 @@ static void check_image(const char *fixture, const char *arch) {
   struct names x;
   memset(&x, 0, sizeof x);
   /* the loaded image's chained fixups were consumed: refused */
-  CHECK(_hg_macho_typeinfos(&l.img, l.slide, collect, &x, NULL) == HG_EFORMAT);
+  CHECK(_hg_macho_typeinfos(&l.img, NULL, l.slide, collect, &x, NULL) == HG_EFORMAT);
   CHECK_EQ_U(x.n, 0);
   /* the file's slice with the loaded UUID */
   struct macho_image m;
   REQUIRE(_hg_macho_open_matching(&m, file, size, l.img.uuid) == 0);
   CHECK(!memcmp(m.uuid, l.img.uuid, 16));
   CHECK(!strcmp(m.arch, l.img.arch));
-  uint32_t cand = 0;
-  int found = _hg_macho_typeinfos(&m, l.slide, collect, &x, &cand);
+  struct hg_typeinfo_stats ts;
+  int found = _hg_macho_typeinfos(&m, &l.img, l.slide, collect, &x, &ts);
   CHECK_EQ_U(found, 10); /* the class, si_class and vmi_class lines of classes.expected */
-  CHECK_EQ_U(cand, 10);
+  CHECK_EQ_U(ts.candidates, 10);
+  CHECK_EQ_U(ts.cryptid, 0);
   CHECK(has(&x, "4Base"));
   CHECK(has(&x, "5Other"));
   CHECK(has(&x, "7Derived"));
@@ -167,10 +172,87 @@ static void test_unchained(void) {
   CHECK(!l.img.has_chained);
   struct names x;
   memset(&x, 0, sizeof x);
-  uint32_t cand = 0;
-  CHECK(_hg_macho_typeinfos(&l.img, l.slide, collect, &x, &cand) >= 0);
+  CHECK(_hg_macho_typeinfos(&l.img, NULL, l.slide, collect, &x, NULL) >= 0);
   free(l.mem);
   free(file);
+}
+
+/* The file offset of load command `cmd` in a thin 64-bit Mach-O, or 0. */
+static size_t find_lc(const uint8_t *f, uint64_t size, uint32_t cmd) {
+  uint32_t ncmds, sizeofcmds;
+  memcpy(&ncmds, f + 16, 4);
+  memcpy(&sizeofcmds, f + 20, 4);
+  size_t at = 32;
+  for (uint32_t i = 0; i < ncmds && at + 8 <= 32 + (size_t)sizeofcmds && at + 8 <= size; i++) {
+    uint32_t c, n;
+    memcpy(&c, f + at, 4);
+    memcpy(&n, f + at + 4, 4);
+    if (c == cmd) return at;
+    if (n < 8) break;
+    at += n;
+  }
+  return 0;
+}
+
+static void test_encrypted(void) {
+  uint64_t size = 0;
+  uint8_t *plain = slurp("chained-encryptable-dylib-arm64", &size);
+  REQUIRE(plain);
+  size_t lc = find_lc(plain, size, 0x2c); /* LC_ENCRYPTION_INFO_64 */
+  REQUIRE(lc != 0);
+  uint32_t cryptoff, cryptsize, one = 1;
+  memcpy(&cryptoff, plain + lc + 8, 4);
+  memcpy(&cryptsize, plain + lc + 12, 4);
+  REQUIRE(cryptoff >= 0x1000 && cryptsize > 0 && (uint64_t)cryptoff + cryptsize <= size);
+  memcpy(plain + lc + 16, &one, 4); /* what the App Store ships: cryptid 1 */
+  /* the process sees the decrypted pages (and cryptid 1 in its header) */
+  struct loaded l;
+  REQUIRE(load(&l, plain, size, NULL) == 0);
+  struct hg_macho_crypt cr;
+  REQUIRE(_hg_macho_crypt_info(l.img.header, 32 + l.img.sizeofcmds, &cr) == 0);
+  CHECK(cr.present && cr.cryptid == 1 && cr.cryptoff == cryptoff && cr.cryptsize == cryptsize);
+  /* the disk holds ciphertext over [cryptoff, +cryptsize) */
+  uint8_t *disk = malloc((size_t)size);
+  REQUIRE(disk);
+  memcpy(disk, plain, (size_t)size);
+  for (uint32_t i = 0; i < cryptsize; i++) disk[cryptoff + i] = (uint8_t)(disk[cryptoff + i] * 167u + 0x3bu + i);
+  struct macho_image m;
+  REQUIRE(_hg_macho_open_matching(&m, disk, size, l.img.uuid) == 0);
+  struct names x;
+  memset(&x, 0, sizeof x);
+  struct hg_typeinfo_stats ts;
+  CHECK_EQ_U(_hg_macho_typeinfos(&m, &l.img, l.slide, collect, &x, &ts), 10);
+  CHECK_EQ_U(ts.cryptid, 1);
+  CHECK_EQ_U(ts.names_memory, 10);
+  CHECK(has(&x, "4Base") && has(&x, "7Derived") && has(&x, "N2ns5Outer5InnerE") &&
+        has(&x, "4TmplIiE") && has(&x, "7Diamond"));
+  /* without the process's copy: no ciphertext passed off as a name */
+  memset(&x, 0, sizeof x);
+  CHECK_EQ_U(_hg_macho_typeinfos(&m, NULL, l.slide, collect, &x, &ts), 0);
+  CHECK_EQ_U(ts.names_unreadable, 10);
+  CHECK_EQ_U(x.n, 0);
+  /* cryptid 0 (a development build): the file's names are trusted */
+  uint32_t zero = 0;
+  memcpy(plain + lc + 16, &zero, 4);
+  REQUIRE(_hg_macho_open_matching(&m, plain, size, l.img.uuid) == 0);
+  CHECK_EQ_U(_hg_macho_typeinfos(&m, NULL, l.slide, collect, &x, &ts), 10);
+  CHECK(has(&x, "4Base"));
+  /* hostile headers: bounded, never past avail */
+  CHECK(_hg_macho_crypt_info(plain, 31, &cr) == HG_EFORMAT);
+  CHECK(_hg_macho_crypt_info(plain, 32 + l.img.sizeofcmds - 1, &cr) == HG_EFORMAT);
+  uint8_t bad[64];
+  memcpy(bad, plain, 32);
+  uint32_t v = 1, sz = 32, big = 0xfffffff0u;
+  memcpy(bad + 16, &v, 4);  /* ncmds 1 */
+  memcpy(bad + 20, &sz, 4); /* sizeofcmds 32 */
+  memset(bad + 32, 0, 32);
+  memcpy(bad + 36, &big, 4); /* cmdsize past the end */
+  CHECK(_hg_macho_crypt_info(bad, sizeof bad, &cr) == HG_EFORMAT);
+  memcpy(bad + 36, &v, 4); /* cmdsize 1 < 8 */
+  CHECK(_hg_macho_crypt_info(bad, sizeof bad, &cr) == HG_EFORMAT);
+  free(disk);
+  free(l.mem);
+  free(plain);
 }
 
 int main(void) {
@@ -179,5 +261,6 @@ int main(void) {
   RUN(test_exe);
   RUN(test_fat);
   RUN(test_unchained);
+  RUN(test_encrypted);
   return hg_test_done();
 }

@@ -17,11 +17,14 @@ static void test_masks_per_os(void) {
   /* arm64e on iOS: ISA_MASK 0x007ffffffffffff8 & coveringMask(0xFC0000000 - 1) */
   REQUIRE(_hg_objc_isa_apple(&m, HG_OBJC_ARCH_ARM64E, HG_OBJC_OS_IOS) == 0);
   CHECK_EQ_U(m.class_mask, 0x0000000ffffffff8ull);
-  CHECK_EQ_U(m.ptr_mask, 0x0000007ffffffff8ull);
+  /* signed raw pointers: the VA bits only (T0SZ_BOOT 25, xnu
+   * osfmk/arm64/proc_reg.h), the low bits kept: ptrauth_strip clears
+   * only the signature, and what is signed need not be 8-byte aligned */
+  CHECK_EQ_U(m.ptr_mask, 0x0000007fffffffffull);
   /* arm64e on macOS: coveringMask(0x7FFFFE000000 - 1) */
   REQUIRE(_hg_objc_isa_apple(&m, HG_OBJC_ARCH_ARM64E, HG_OBJC_OS_MACOS) == 0);
   CHECK_EQ_U(m.class_mask, 0x00007ffffffffff8ull);
-  CHECK_EQ_U(m.ptr_mask, 0x00007ffffffffff8ull);
+  CHECK_EQ_U(m.ptr_mask, 0x00007fffffffffffull);
   /* arm64 simulator: the ptrauth layout, unsigned pointers */
   REQUIRE(_hg_objc_isa_apple(&m, HG_OBJC_ARCH_ARM64, HG_OBJC_OS_SIMULATOR) == 0);
   CHECK_EQ_U(m.magic_mask, 1);
@@ -175,9 +178,13 @@ static void test_layout_start(void) {
 
 /* ---- Swift field records in a fake memory ---- */
 
-#define DESC (BASE + 0xa00)
+/* Context descriptors are 4-byte aligned (swift lib/IRGen/Linking.cpp,
+ * LinkEntity::getAlignment: NominalTypeDescriptor -> Alignment(4)), so a
+ * class may put them at 4 mod 8: desc_off moves both descriptors there. */
+static uint64_t desc_off;
+#define DESC (BASE + 0xa00 + desc_off)
 #define FD (BASE + 0xb00)
-#define CDESC (BASE + 0xc00)
+#define CDESC (BASE + 0xc00 + desc_off)
 #define SDESC (BASE + 0xc40)
 #define IPTR (BASE + 0xc80)
 #define STRS (BASE + 0xd00)
@@ -283,7 +290,7 @@ static void test_swift_fields(void) {
   /* arm64e: Description and the indirect pointer are signed */
   swift_class(&m, 0x1234ull << 40);
   memset(&g, 0, sizeof g);
-  REQUIRE(_hg_swift_fields(CLS, 0x0000007ffffffff8ull, fm_read, &m, got_field, &g) == 10);
+  REQUIRE(_hg_swift_fields(CLS, 0x0000007fffffffffull, fm_read, &m, got_field, &g) == 10);
   CHECK_EQ_U(kind_of(&g, "boss"), HG_EDGE_STRONG);
   /* no reflection metadata: no fields, no error */
   swift_class(&m, 0);
@@ -320,6 +327,27 @@ static void test_swift_fields(void) {
   CHECK_EQ_U(_hg_swift_type_kind("5MyApp1ACXu", 11, 0, NULL, NULL, 0), HG_EDGE_UNOWNED);
 }
 
+/* arm64e, the runtime's own mask: a signed Description and a signed
+ * indirect pointer to descriptors at 4 mod 8 (4-byte aligned, see above)
+ * are read where they are, not 4 bytes early. */
+static void test_swift_fields_arm64e_align4(void) {
+  struct hg_objc_isa im;
+  REQUIRE(_hg_objc_isa_apple(&im, HG_OBJC_ARCH_ARM64E, HG_OBJC_OS_IOS) == 0);
+  struct fake_mem m;
+  struct got_fields g;
+  desc_off = 4;
+  swift_class(&m, 0x1234ull << 40);
+  memset(&g, 0, sizeof g);
+  CHECK(_hg_swift_fields(CLS, im.ptr_mask, fm_read, &m, got_field, &g) == 10);
+  CHECK_EQ_U(kind_of(&g, "owner"), HG_EDGE_STRONG);
+  CHECK_EQ_U(kind_of(&g, "boss"), HG_EDGE_STRONG); /* \x02 -> IPTR -> CDESC (4 mod 8) */
+  CHECK_EQ_U(kind_of(&g, "point"), 0);
+  /* the raw isa path keeps rejecting misaligned metadata */
+  CHECK_EQ_U(_hg_objc_isa_class(&im, (CLS + 4) | (0x4e21ull << 39)), 0);
+  CHECK_EQ_U(_hg_objc_isa_class(&im, CLS | (0x4e21ull << 39)), CLS);
+  desc_off = 0;
+}
+
 static void test_swift_readable(void) {
   char buf[64];
   CHECK(!strcmp(_hg_swift_readable_name("_TtC5MyApp9ViewModel", buf, sizeof buf), "MyApp.ViewModel"));
@@ -352,6 +380,7 @@ int main(void) {
   RUN(test_class_data);
   RUN(test_layout_start);
   RUN(test_swift_fields);
+  RUN(test_swift_fields_arm64e_align4);
   RUN(test_swift_readable);
   return hg_test_done();
 }

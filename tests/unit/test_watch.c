@@ -67,25 +67,42 @@ static void test_available(void) {
   memset(&s, 0, sizeof s);
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_NONE); /* unknown: never fires */
   /* os_proc_available_memory wins when it answers */
-  _hg_watch_set_available(&s, 1, 150u << 20, 1, 900u << 20);
+  uint64_t lim = 0;
+  s.footprint = 100u << 20;
+  _hg_watch_set_available(&s, &lim, 1, 150u << 20, 1, 900u << 20);
   CHECK(s.have_available);
   CHECK_EQ_U(s.available, 150u << 20);
+  CHECK_EQ_U(lim, 250u << 20); /* the limit it shows: footprint + remaining */
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_LIMIT);
-  _hg_watch_set_available(&s, 1, 300u << 20, 1, 10);
+  _hg_watch_set_available(&s, &lim, 1, 300u << 20, 1, 10);
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_NONE);
-  /* 0 from os_proc (not an app / over the limit): TASK_VM_INFO decides */
-  _hg_watch_set_available(&s, 1, 0, 1, 199u << 20);
+  /* 0 from os_proc: TASK_VM_INFO decides when it says more */
+  _hg_watch_set_available(&s, &lim, 1, 0, 1, 199u << 20);
   CHECK_EQ_U(s.available, 199u << 20);
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_LIMIT);
-  _hg_watch_set_available(&s, 0, 0, 1, 0); /* at the limit */
+  /* both 0 after a limit was seen: over it */
+  _hg_watch_set_available(&s, &lim, 1, 0, 1, 0);
+  CHECK(s.have_available);
+  CHECK_EQ_U(s.available, 0);
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_LIMIT);
-  _hg_watch_set_available(&s, 0, 0, 0, 0); /* macOS without revision 4, Linux */
+  /* both 0 and no limit ever seen (xnu memorystatus_available_memory_internal
+   * on macOS without memlimit, not an app, or already over at the first
+   * sample): unknown, never "0 bytes left" */
+  lim = 0;
+  _hg_watch_set_available(&s, &lim, 1, 0, 1, 0);
+  CHECK(!s.have_available);
+  CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_NONE);
+  _hg_watch_set_available(&s, &lim, 0, 0, 1, 0); /* macOS: TASK_VM_INFO alone */
+  CHECK(!s.have_available);
+  CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_NONE);
+  CHECK_EQ_U(lim, 0);
+  _hg_watch_set_available(&s, &lim, 0, 0, 0, 0); /* macOS without revision 4, Linux */
   CHECK(!s.have_available);
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_NONE);
   /* the footprint trigger comes first; off when the threshold is 0 */
   o.footprint_threshold = 10;
   _hg_watch_policy_init(&p, &o);
-  _hg_watch_set_available(&s, 1, 1, 0, 0);
+  _hg_watch_set_available(&s, &lim, 1, 1, 0, 0);
   s.footprint = 11;
   CHECK_EQ_U(_hg_watch_decide(&p, 0, &s, 0), HG_WATCH_FOOTPRINT);
   o.footprint_threshold = 0;
@@ -167,18 +184,25 @@ static void wait_samples(int n) {
   for (int i = 0; i < 2000 && fake_samples < start + n; i++) sleep_ms(1);
 }
 
-static void test_thread_fake(void) {
-  _hg_watch_probe_override = &fake_probe;
+/* Options for a watcher over probe p with the fake capture, polling
+ * every 2 ms, counting callbacks in *user. */
+static struct hg_watch_options fake_watch(const struct hg_watch_probe *p, int *user) {
+  _hg_watch_probe_override = p;
   _hg_watch_capture_override = fake_capture;
   struct hg_watch_options o = opts();
-  int user = 0;
-  o.footprint_threshold = 1000;
-  o.min_interval_ms = 100; /* 100 ms of the fake clock */
   o.poll_interval_ms = 2;
   o.prefix = "w";
   o.callback = cb;
-  o.user = &user;
+  o.user = user;
   cb_count = 0;
+  return o;
+}
+
+static void test_thread_fake(void) {
+  int user = 0;
+  struct hg_watch_options o = fake_watch(&fake_probe, &user);
+  o.footprint_threshold = 1000;
+  o.min_interval_ms = 100; /* 100 ms of the fake clock */
   atomic_store(&fake_now, 1000000000ull);
   atomic_store(&fake_footprint, 10);
   CHECK(hg_watch_stop() == HG_EINVAL);
@@ -223,6 +247,61 @@ static void test_thread_fake(void) {
   CHECK_EQ_U(user, 4);
   CHECK_EQ_U(fake_closed, 1);
   CHECK(hg_watch_stop() == HG_EINVAL);
+  _hg_watch_probe_override = NULL;
+  _hg_watch_capture_override = NULL;
+}
+
+/* A probe answering like xnu's memorystatus_available_memory_internal
+ * (bsd/kern/kern_memorystatus.c; os_proc_available_memory and TASK_VM_INFO
+ * limit_bytes_remaining both return it): 0 when there is no limit
+ * (XNU_TARGET_OS_OSX with p_memstat_memlimit <= 0) or the footprint is
+ * over it, else limit - footprint. avail_limit 0 = no limit. */
+static _Atomic uint64_t avail_limit;
+static uint64_t avail_seen; /* the probe's kept limit (watch_darwin.c DP.limit) */
+static int fa_sample(void *ctx, struct hg_watch_sample *s) {
+  (void)ctx;
+  s->footprint = atomic_load(&fake_footprint);
+  uint64_t lim = atomic_load(&avail_limit);
+  uint64_t rem = lim && lim > s->footprint ? lim - s->footprint : 0;
+  _hg_watch_set_available(s, &avail_seen, 1, rem, 1, rem);
+  fake_samples++;
+  return 0;
+}
+static const struct hg_watch_probe avail_probe = {f_open, f_close, f_now, fa_sample, NULL};
+
+/* available_threshold where the OS reports no limit: no capture at all
+ * (before: 0 read as "0 bytes left" fired at the first sample, and again
+ * after every interval); with a limit, it fires below the threshold and
+ * once over the limit. */
+static void test_thread_no_limit(void) {
+  int user = 0;
+  struct hg_watch_options o = fake_watch(&avail_probe, &user);
+  o.available_threshold = 200u << 20;
+  o.on_pressure = 0;
+  o.min_interval_ms = 1; /* 1 ms of the fake clock */
+  avail_seen = 0;
+  atomic_store(&avail_limit, 0);
+  atomic_store(&fake_footprint, 900u << 20);
+  atomic_store(&fake_now, 1000000000ull);
+  REQUIRE(hg_watch_start(&o) == 0);
+  for (int i = 0; i < 20; i++) { /* 20 intervals of the fake clock */
+    wait_samples(1);
+    atomic_fetch_add(&fake_now, 2000000ull);
+  }
+  CHECK_EQ_U(cb_get(), 0);
+  /* an app with a 1 GiB limit: 124 MiB left fires */
+  atomic_store(&avail_limit, 1024u << 20);
+  for (int i = 0; i < 2000 && cb_get() < 1; i++) sleep_ms(1);
+  CHECK_EQ_U(cb_get(), 1);
+  CHECK_EQ_U(cb_last_trigger, HG_WATCH_LIMIT);
+  /* over the limit (the OS says 0 again): still fires, the limit is known */
+  atomic_store(&fake_footprint, 1100u << 20);
+  atomic_fetch_add(&fake_now, 2000000ull);
+  for (int i = 0; i < 2000 && cb_get() < 2; i++) sleep_ms(1);
+  CHECK_EQ_U(cb_get(), 2);
+  CHECK_EQ_U(cb_last_trigger, HG_WATCH_LIMIT);
+  CHECK_EQ_U(avail_seen, 1024u << 20);
+  CHECK_EQ_U(hg_watch_stop(), 2);
   _hg_watch_probe_override = NULL;
   _hg_watch_capture_override = NULL;
 }
@@ -317,6 +396,7 @@ int main(void) {
   RUN(test_parsers);
   RUN(test_bad_options);
   RUN(test_thread_fake);
+  RUN(test_thread_no_limit);
   RUN(test_linux_probe_live);
   RUN(test_linux_rss_capture);
   return hg_test_done();
