@@ -47,6 +47,9 @@ enum {
 /* A field's edge kind may carry this flag: the reference is the field's
  * second word (a thick function's context), not its first. */
 #define HG_SWIFT_SECOND_WORD 0x100u
+/* ... or this one: the field's type is generic parameter (kind >> 16) of
+ * the class (depth 0), a reference when the metadata's argument is a class. */
+#define HG_SWIFT_PARAM 0x200u
 
 /* A type descriptor's facts (class, struct or enum). */
 struct hg_swift_desc {
@@ -83,5 +86,22 @@ int _hg_swift_fd_fields(uint64_t fd, uint64_t ptr_mask, hg_objc_read_fn rd, void
  * or -1. */
 int _hg_swift_context_name(uint64_t desc, uint64_t ptr_mask, hg_objc_read_fn rd, void *ctx,
                            char *buf, size_t size);
+
+/* A loaded image with Swift types (capture/linux/images.c: ELF sections
+ * swift5_type_metadata and swift5_capture; Mach-O's __swift5_types and
+ * __swift5_capture on Darwin). Ranges are [lo, hi), 0 when absent. */
+struct hg_swift_image {
+  uint64_t lo, hi;        /* the image's extent (its PT_LOAD segments)       */
+  uint64_t types[2];      /* type metadata records: rel32 each               */
+  uint64_t capture[2];    /* closure capture descriptors                     */
+  uint64_t seg[8][2];     /* its readable PT_LOAD segments (the first 8)     */
+  uint32_t nseg;
+};
+typedef int (*hg_swift_image_fn)(void *arg, const struct hg_swift_image *im);
+/* Calls fn for every loaded image with Swift types (< 0 from fn stops and
+ * is returned). Prepare step only: takes the loader lock, opens files,
+ * calls malloc. Linux only (the Darwin classifier reaches Swift classes
+ * through the ObjC runtime). */
+int _hg_plat_swift_images(hg_swift_image_fn fn, void *arg);
 
 #endif

@@ -30,7 +30,9 @@
  * otherwise, less a trailing "Sg" (Optional), a class ('C' last, also
  * imported "So…C"; a bound generic class "…Cy…G"), Array / Dictionary /
  * Set (one reference to their storage), AnyObject or a class-bound
- * existential ("Xl") is a strong reference in its first word; an escaping
+ * existential ("Xl") is a strong reference in its first word; a generic
+ * parameter of the class ("x", "q_", "q<n>_") is one when its argument is a
+ * class (HG_SWIFT_PARAM: the caller knows the arguments); an escaping
  * function ("…c") holds its context strongly in its second word; a
  * symbolic reference (\x01 + rel32 to a context descriptor, \x02 + rel32 to
  * a pointer to one) is followed to the descriptor's kind. Anything else
@@ -111,6 +113,15 @@ uint32_t _hg_swift_type_kind(const char *m, size_t n, uint64_t addr, hg_objc_rea
   if (ends_with(m, n, "Xo") || ends_with(m, n, "Xu")) return HG_EDGE_UNOWNED;
   if (ends_with(m, n, "Sg")) n -= 2;
   if (n == 0) return 0;
+  if (n == 1 && m[0] == 'x') return HG_SWIFT_PARAM; /* generic parameter 0 */
+  if (n >= 2 && m[0] == 'q' && m[n - 1] == '_') {   /* q_ = 1, q<k>_ = k + 2 */
+    uint32_t k = 0;
+    for (size_t i = 1; i + 1 < n; i++) {
+      if (m[i] < '0' || m[i] > '9' || k > 1000) return 0;
+      k = k * 10 + (uint32_t)(m[i] - '0');
+    }
+    return HG_SWIFT_PARAM | ((n == 2 ? 1 : k + 2) << 16);
+  }
   if ((m[0] == 1 || m[0] == 2) && n >= 5 && (n == 5 || m[5] == 'y') && rd) {
     /* one symbolic reference, maybe with generic arguments after it */
     uint64_t target;
@@ -272,7 +283,7 @@ static int to_old(void *arg, uint32_t index, const char *name, size_t len, uint3
   (void)index;
   /* an ivar's edge is at its start: a reference in a second word (a
    * closure's context) is not the ivar's */
-  return o->fn(o->arg, name, len, (kind & HG_SWIFT_SECOND_WORD) ? 0 : kind);
+  return o->fn(o->arg, name, len, (kind & (HG_SWIFT_SECOND_WORD | HG_SWIFT_PARAM)) ? 0 : kind);
 }
 
 int _hg_swift_fields(uint64_t cls, uint64_t ptr_mask, hg_objc_read_fn rd, void *ctx,

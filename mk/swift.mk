@@ -1,0 +1,18 @@
+# mk/swift.mk — the Swift classifier (capture/classify/swift_*.c) on real
+# Swift programs: tests/swift/run_swift.sh builds them with swiftc in the
+# cached Debian trixie root with swiftlang (scripts/swiftroot.sh; needs root,
+# skips loudly without), runs them with the agent built there and checks
+# their snapshots with this tree's CLI. Unit tests of the parser are in
+# tests/unit/test_objc_apple.c and test_swift_*.c.
+TEST_SCRIPTS += tests/swift/run_swift.sh
+
+.PHONY: swift-root
+swift-root:
+	@sh scripts/swiftroot.sh base
+
+# make bench: the capture of 1 M Swift objects with and without the Swift
+# classifier, in the same root (HG_BENCH_SWIFT_OBJECTS to change the count).
+.PHONY: bench-swift
+bench-swift:
+	@sh tests/swift/run_swift.sh bench
+BENCH_TARGETS += bench-swift

@@ -1,0 +1,76 @@
+#!/bin/sh
+# run_swift.sh — the Swift classifier on real Swift programs (make check):
+# a fresh copy of the cached trixie+swiftlang root (scripts/swiftroot.sh),
+# the current tree (tracked and new files) copied in and built there with
+# gcc, the test programs built with that root's swiftc (main.swift in module
+# Zoo, PetKit.swift a second module as a shared library, shim.c the C side)
+# and run there in suspend and fork mode; each prints what it allocated, and
+# check_swift.py compares the snapshots with it (with this tree's CLI). A
+# C++ program of the tree (examples/demo) runs in the same root: nothing of
+# it may be labelled Swift.
+#
+#   tests/swift/run_swift.sh          the test (needs root to make the root:
+#                                     otherwise it says so loudly, reports a
+#                                     skip and exits 0)
+#   tests/swift/run_swift.sh bench    make bench's figure (bench-swift)
+#   tests/swift/run_swift.sh inside test|bench   the part run in the root
+set -u
+here=$(cd "$(dirname "$0")/../.." && pwd)
+out=build/swift
+
+if [ "${1:-}" = inside ]; then
+  # Inside the root, in /src: build the agent and the Swift programs.
+  set -e
+  mkdir -p $out
+  nice make -j2 CC=gcc HG_DEPS=0 build/libheapgraph.a build/examples/demo >/dev/null
+  echo "versions: $(swiftc --version 2>&1 | head -n 1); glibc $(ldd --version | sed -n '1s/.* //p')"
+  link="build/libheapgraph.a -lcbor -lxxhash -lpthread -ldl"
+  if [ "$2" = bench ]; then
+    gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -c bench/bench_swift_shim.c -o $out/bench_shim.o
+    swiftc -O -module-name Bench bench/bench_swift.swift $out/bench_shim.o $link -o $out/bench_swift
+    $out/bench_swift /tmp/bench-swift.hgsnap "${HG_BENCH_SWIFT_OBJECTS:-1000000}"
+    exit 0
+  fi
+  gcc -std=c11 -O2 -Wall -Wextra -Werror -Iinclude -c tests/swift/shim.c -o $out/shim.o
+  swiftc -Onone -parse-as-library -emit-library -module-name PetKit -emit-module \
+    -emit-module-path $out/PetKit.swiftmodule tests/swift/PetKit.swift -o $out/libPetKit.so
+  swiftc -Onone -module-name Zoo -I $out -L $out -lPetKit -Xlinker -rpath=/src/$out \
+    tests/swift/main.swift $out/shim.o $link -o $out/zoo
+  $out/zoo /tmp/zoo-suspend.hgsnap suspend >/tmp/zoo-suspend.txt
+  $out/zoo /tmp/zoo-fork.hgsnap fork >/tmp/zoo-fork.txt
+  build/examples/demo /tmp/demo.hgsnap >/dev/null
+  exit 0
+fi
+
+what=${1:-test}
+if [ "$(id -u)" != 0 ]; then
+  echo "SKIP tests/swift ($what): NOT RUN — making the trixie+swiftlang root needs root (scripts/swiftroot.sh)"
+  echo "0 passed, 0 failed, 1 skipped"
+  exit 0
+fi
+build=${BUILD:-build}
+work=$(mktemp -d "${TMPDIR:-/tmp}/hg-swift.XXXXXX")
+root=$work/root
+trap 'sh "$here/scripts/debroot.sh" rm "$root" >/dev/null 2>&1; rm -rf "$work"' EXIT INT TERM
+if ! sh "$here/scripts/swiftroot.sh" new "$root" >"$work/root.log" 2>&1; then
+  tail -n 20 "$work/root.log"
+  echo "FAIL no trixie+swiftlang root (scripts/swiftroot.sh)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+mkdir -p "$root/src"
+(cd "$here" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -C "$root/src" -xf -
+if ! sh "$here/scripts/debroot.sh" run "$root" sh -c "cd /src && sh tests/swift/run_swift.sh inside $what" >"$work/inside.log" 2>&1; then
+  tail -n 30 "$work/inside.log"
+  echo "FAIL building or running the Swift programs in the root"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+if [ "$what" = bench ]; then
+  cat "$work/inside.log"
+  exit 0
+fi
+grep '^versions:' "$work/inside.log"
+"${PYTHON:-python3}" "$here/tests/swift/check_swift.py" "$here/$build/heapgraph" \
+  "$root/tmp/zoo-suspend.hgsnap" "$root/tmp/zoo-suspend.txt" \
+  "$root/tmp/zoo-fork.hgsnap" "$root/tmp/zoo-fork.txt" "$root/tmp/demo.hgsnap"
