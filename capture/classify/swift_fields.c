@@ -237,7 +237,9 @@ int _hg_swift_context_name(uint64_t desc, uint64_t ptr_mask, hg_objc_read_fn rd,
   /* the chain innermost first, then written outermost first */
   uint64_t names[MAX_DEPTH];
   int depth = 0;
-  for (uint64_t d = desc; d && depth < MAX_DEPTH;) {
+  int steps = 0;
+  for (uint64_t d = desc; d && depth < MAX_DEPTH; steps++) {
+    if (steps == 2 * MAX_DEPTH) return -1; /* a cycle of nameless contexts */
     uint32_t f[2];
     if ((d & 3) || rd(ctx, d, f, 8)) return -1;
     uint32_t kind = f[0] & 0x1fu;
@@ -253,6 +255,7 @@ int _hg_swift_context_name(uint64_t desc, uint64_t ptr_mask, hg_objc_read_fn rd,
     if (name) names[depth++] = name;
     if (kind == HG_SWIFT_CTX_MODULE) break;
     d = parent;
+    if (d && depth == MAX_DEPTH) return -1; /* too deep, or a cycle */
   }
   if (depth == 0 || size == 0) return -1;
   size_t at = 0;

@@ -22,9 +22,17 @@ if [ "${1:-}" = inside ]; then
   # Inside the root, in /src: build the agent and the Swift programs.
   set -e
   mkdir -p $out
-  nice make -j2 CC=gcc HG_DEPS=0 build/libheapgraph.a build/examples/demo >/dev/null
+  # SANITIZE=1: the agent with UBSan (ASan would replace malloc: no glibc
+  # heap to capture), as mk/capture.mk's capture tests
+  if [ "${SANITIZE:-}" = 1 ]; then
+    lib="build/san/capture/libheapgraph-ubsan.a -lubsan"
+    nice make -j2 CC=gcc HG_DEPS=0 SANITIZE=1 build/san/capture/libheapgraph-ubsan.a >/dev/null
+  else # and the C++ program (the same in both builds: run once)
+    lib=build/libheapgraph.a
+    nice make -j2 CC=gcc HG_DEPS=0 build/libheapgraph.a build/examples/demo >/dev/null
+  fi
   echo "versions: $(swiftc --version 2>&1 | head -n 1); glibc $(ldd --version | sed -n '1s/.* //p')"
-  link="build/libheapgraph.a -lcbor -lxxhash -lpthread -ldl"
+  link="$lib -lcbor -lxxhash -lpthread -ldl"
   if [ "$2" = bench ]; then
     gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -c bench/bench_swift_shim.c -o $out/bench_shim.o
     swiftc -O -module-name Bench bench/bench_swift.swift $out/bench_shim.o $link -o $out/bench_swift
@@ -38,7 +46,7 @@ if [ "${1:-}" = inside ]; then
     tests/swift/main.swift $out/shim.o $link -o $out/zoo
   $out/zoo /tmp/zoo-suspend.hgsnap suspend >/tmp/zoo-suspend.txt
   $out/zoo /tmp/zoo-fork.hgsnap fork >/tmp/zoo-fork.txt
-  build/examples/demo /tmp/demo.hgsnap >/dev/null
+  [ "${SANITIZE:-}" = 1 ] || build/examples/demo /tmp/demo.hgsnap >/dev/null
   exit 0
 fi
 
@@ -60,7 +68,7 @@ if ! sh "$here/scripts/swiftroot.sh" new "$root" >"$work/root.log" 2>&1; then
 fi
 mkdir -p "$root/src"
 (cd "$here" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -C "$root/src" -xf -
-if ! sh "$here/scripts/debroot.sh" run "$root" sh -c "cd /src && sh tests/swift/run_swift.sh inside $what" >"$work/inside.log" 2>&1; then
+if ! sh "$here/scripts/debroot.sh" run "$root" sh -c "cd /src && SANITIZE=${SANITIZE:-} sh tests/swift/run_swift.sh inside $what" >"$work/inside.log" 2>&1; then
   tail -n 30 "$work/inside.log"
   echo "FAIL building or running the Swift programs in the root"
   echo "0 passed, 1 failed"
@@ -74,3 +82,5 @@ grep '^versions:' "$work/inside.log"
 "${PYTHON:-python3}" "$here/tests/swift/check_swift.py" "$here/$build/heapgraph" \
   "$root/tmp/zoo-suspend.hgsnap" "$root/tmp/zoo-suspend.txt" \
   "$root/tmp/zoo-fork.hgsnap" "$root/tmp/zoo-fork.txt" "$root/tmp/demo.hgsnap"
+rc=$?
+exit $rc
