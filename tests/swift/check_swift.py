@@ -13,6 +13,12 @@ says it allocated (tests/swift/main.swift prints one line per fact):
   notswift A                      the C block at A (metadata pointer in a
                                   block too small, a fake metadata copy,
                                   random words) is not labelled Swift
+  box B                           a captured var's box holds B, strongly:
+                                  a compiler-made box has the metadata kind
+                                  of closure contexts (heap local variable)
+                                  and is named like them, its capture
+                                  "capture#0"; a runtime one (swift_allocBox
+                                  of a generic box) is "Swift box<T>", "value"
   capture RC                      hg_capture's result (0)
 
 usage: check_swift.py CLI SNAP MANIFEST [SNAP MANIFEST...] CXX_SNAP
@@ -127,6 +133,14 @@ def one(snap, manifest):
             check(len(hops) == 1 and hops[0]["kind"] == "weak" and
                   any(s["to"] == t1 and s["kind"] == "weak" for s in edges.get(hops[0]["to"], [])),
                   tag + ": %s -%s-> side table -> %s, both weak" % (w, field, t1), hops)
+        elif what == "box":
+            holders = [a for a, es in edges.items()
+                       for e in es if e["to"] == f[1] and e["kind"] == "strong" and
+                       (by_addr.get(a, {}).get("class"), e["field"]) in
+                       (("Swift box<Zoo.Boxed>", "value"), ("Swift closure context", "capture#0"))]
+            check(len(holders) == 1, tag + ": a Swift box holds %s" % f[1],
+                  [(a, by_addr.get(a, {}).get("class"), [(e["field"], e["kind"]) for e in edges[a] if e["to"] == f[1]])
+                   for a, es in edges.items() if any(e["to"] == f[1] for e in es)])
         elif what == "notswift":
             n = by_addr.get(f[1])
             check(n is not None and n["kind"] != "swift", tag + ": C block %s not Swift" % f[1], n)

@@ -94,6 +94,10 @@ final class Watcher {
   weak var target: Target?
 }
 
+final class Boxed {
+  var n = 1
+}
+
 var keep: [AnyObject] = []
 var lines: [String] = []
 func say(_ s: String) { lines.append(s) }
@@ -213,6 +217,18 @@ makeWeakTarget()
 say("count Zoo.Target 2")
 say("count Zoo.Watcher 1")
 
+// a captured var lives in a box (swift_allocBox), the closure's context
+// points at the box, the box at its value
+func makeBoxed() -> () -> Boxed {
+  var b = Boxed()
+  let get = { b }
+  b = Boxed()
+  say("box \(addr(b))")
+  return get
+}
+let getBoxed = makeBoxed()
+say("count Zoo.Boxed 1")
+
 // C blocks that point at Swift metadata but are not instances
 let nAdv = swiftTestAdversarial(unsafeBitCast(Node.self as AnyClass, to: UnsafeRawPointer.self),
                                 class_getInstanceSizeOf(Node.self))
@@ -230,4 +246,4 @@ let fork: Int32 = args.count > 2 && args[2] == "fork" ? 1 : 0
 let rc = swiftTestCapture(path, fork)
 say("capture \(rc)")
 for l in lines { print(l) }
-withExtendedLifetime(keep) {}
+withExtendedLifetime((keep, getBoxed)) {}
