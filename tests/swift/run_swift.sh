@@ -47,6 +47,14 @@ if [ "${1:-}" = inside ]; then
   $out/zoo /tmp/zoo-suspend.hgsnap suspend >/tmp/zoo-suspend.txt
   $out/zoo /tmp/zoo-fork.hgsnap fork >/tmp/zoo-fork.txt
   [ "${SANITIZE:-}" = 1 ] || build/examples/demo /tmp/demo.hgsnap >/dev/null
+  # iOS Mach-O objects from real swiftc output (a minimal standard library:
+  # there is no iOS SDK here), for the Darwin path of the parser
+  for t in arm64 arm64e; do
+    swiftc -target $t-apple-ios15.0 -parse-stdlib -module-name Swift -parse-as-library \
+      -Xfrontend -disable-implicit-concurrency-module-import \
+      -Xfrontend -disable-implicit-string-processing-module-import \
+      -c tests/swift/macho/stdlib.swift tests/swift/macho/classes.swift -wmo -o /tmp/swift-$t.o
+  done
   exit 0
 fi
 
@@ -81,6 +89,16 @@ fi
 grep '^versions:' "$work/inside.log"
 "${PYTHON:-python3}" "$here/tests/swift/check_swift.py" "$here/$build/heapgraph" \
   "$root/tmp/zoo-suspend.hgsnap" "$root/tmp/zoo-suspend.txt" \
-  "$root/tmp/zoo-fork.hgsnap" "$root/tmp/zoo-fork.txt" "$root/tmp/demo.hgsnap"
+  "$root/tmp/zoo-fork.hgsnap" "$root/tmp/zoo-fork.txt" "$root/tmp/demo.hgsnap" >"$work/check.out" 2>&1
 rc=$?
+# the Darwin path on the arm64 dylib linked here (lld cannot link arm64e)
+if ld64.lld-16 -dylib -arch arm64 -platform_version ios 15.0 15.0 -undefined dynamic_lookup \
+     -o "$work/swift-arm64.dylib" "$root/tmp/swift-arm64.o" >"$work/macho.out" 2>&1; then
+  "$here/$build/tests/swift/test_swift_macho" "$work/swift-arm64.dylib" "$root/tmp/swift-arm64e.o" >>"$work/macho.out" 2>&1 || rc=1
+else
+  echo "FAIL ld64.lld-16 could not link the arm64 object" >>"$work/macho.out"; rc=1
+fi
+grep -v -E '^[0-9]+ passed, [0-9]+ failed' "$work/check.out" "$work/macho.out"
+cat "$work/check.out" "$work/macho.out" | grep -E '^[0-9]+ passed, [0-9]+ failed' |
+  awk '{p += $1; f += $3} END {print p + 0 " passed, " f + 0 " failed"}'
 exit $rc
