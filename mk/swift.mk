@@ -19,7 +19,7 @@ BENCH_TARGETS += bench-swift
 
 # The Darwin path of the parser on real swiftc output (iOS Mach-O made in
 # the root, linked here with ld64.lld-16): run by tests/swift/run_swift.sh.
-$(BUILD)/tests/swift/test_swift_macho: tests/swift/test_swift_macho.c $(LIB_A) tests/hg_test.h capture/classify/swift.h
+$(BUILD)/tests/swift/test_swift_macho: tests/swift/test_swift_macho.c $(LIB_A) tests/hg_test.h tests/unit/test_format_util.h capture/classify/swift.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -o $@ $< $(LIB_A) $(LDFLAGS) $(LIBS)
 TEST_PROGS += $(BUILD)/tests/swift/test_swift_macho

@@ -19,6 +19,7 @@
 #include "capture/classify/swift.h"
 #include "hg_test.h"
 #include "machoparse/macho.h"
+#include "unit/test_format_util.h" /* fmt_read */
 
 static struct macho_image img;
 
@@ -68,27 +69,11 @@ static int kind_of(const struct got *g, const char *name) {
   return -1;
 }
 
-static uint8_t *slurp(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = n > 0 ? malloc((size_t)n) : NULL;
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return b;
-}
-
 static const char *dylib, *obj_e;
 
 static void test_real_records(void) {
   size_t size;
-  uint8_t *data = slurp(dylib, &size);
+  uint8_t *data = fmt_read(dylib, &size);
   REQUIRE(data != NULL);
   REQUIRE(macho_open_file(&img, data, size, NULL) == 0);
   CHECK(!strcmp(img.arch, "arm64"));
@@ -124,7 +109,7 @@ static void test_real_records(void) {
 
 static void test_arm64e_object(void) {
   size_t size;
-  uint8_t *data = slurp(obj_e, &size);
+  uint8_t *data = fmt_read(obj_e, &size);
   REQUIRE(data != NULL);
   struct macho_image o;
   REQUIRE(macho_open_file(&o, data, size, NULL) == 0);
