@@ -20,10 +20,12 @@
 # tcache bins); and the allocation-stack recorder:
 # tests/stacks/inproc.c (the interposer on this glibc: counts and bytes per
 # stack equal the walker's nodes while a thread churns, a lost block is not
-# rooted by the recorder) and memo.c (the unwinder against libunwind); and
+# rooted by the recorder) and memo.c (the unwinder against libunwind);
 # every allocator the suite packages (scripts/deps.sh allocators: jemalloc,
 # tcmalloc everywhere, mimalloc from bookworm on) under `heapgraph run` with
-# and without --stacks (tests/stacks/allocators.sh, make check-allocators).
+# and without --stacks (tests/stacks/allocators.sh, make check-allocators);
+# on trixie also the Swift programs of tests/swift/ (built with its
+# swiftlang, checked here with tests/swift/check_swift.py).
 # Suites run in parallel.
 # Prints one line per suite and "N passed, N failed" last; logs stay in
 # $HG_MATRIX_DIR (default /tmp/heapgraph-matrix) until the next run.
@@ -50,8 +52,12 @@ done
 one() {
   s=$1 root="$work/$1" log="$work/$1.log"
   t0=$(date +%s)
+  # trixie: the root with swiftlang too (scripts/swiftroot.sh's, cached
+  # once), for the Swift programs of tests/swift/run_swift.sh
+  swift=""
+  [ "$s" = trixie ] && swift=swiftlang
   # shellcheck disable=SC2086 # one argument per package
-  if ! sh "$here/scripts/debroot.sh" new "$s" "$root" $pkgs >>"$log" 2>&1; then
+  if ! sh "$here/scripts/debroot.sh" new "$s" "$root" $pkgs $swift >>"$log" 2>&1; then
     echo "$s: FAIL (no root; see $log)" >"$work/$s.result"
     return
   fi
@@ -74,8 +80,17 @@ one() {
     build/capture/churn $churn_rounds /tmp &&
     sh tests/capture/full_bins.sh $full /tmp &&
     build/stacks/inproc && build/stacks/memo &&
-    nice make -j2 CC=gcc HG_DEPS=0 check-allocators" >>"$log" 2>&1
+    nice make -j2 CC=gcc HG_DEPS=0 check-allocators &&
+    { [ -z '$swift' ] || sh tests/swift/run_swift.sh inside test; }" >>"$log" 2>&1
   rc=$?
+  # the Swift programs' snapshots, checked with this tree's CLI
+  if [ $rc = 0 ] && [ -n "$swift" ]; then
+    { [ -x "$here/build/heapgraph" ] || make -C "$here" HG_DEPS=0 build/heapgraph >/dev/null; } &&
+      python3 "$here/tests/swift/check_swift.py" "$here/build/heapgraph" \
+        "$root/tmp/zoo-suspend.hgsnap" "$root/tmp/zoo-suspend.txt" \
+        "$root/tmp/zoo-fork.hgsnap" "$root/tmp/zoo-fork.txt" "$root/tmp/demo.hgsnap" >>"$log" 2>&1
+    rc=$?
+  fi
   ver=$(sed -n 's/^versions: //p' "$log" | head -n 1)
   counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | awk '{p+=$1; f+=$3} END {print p+0 " passed, " f+0 " failed"}')
   verdict=ok

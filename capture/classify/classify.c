@@ -7,10 +7,12 @@
 
 extern const struct hg_classifier _hg_classifier_cxx; /* classify_cxx.c */
 extern const struct hg_classifier _hg_classifier_objc; /* classify_objc.c */
+extern const struct hg_classifier _hg_classifier_swift; /* swift_classify.c */
 const struct hg_classifier *const _hg_classifiers[] = {
     /* C++ (cxxabi/) and Objective-C classifiers are added here. */
     &_hg_classifier_cxx,
     &_hg_classifier_objc,
+    &_hg_classifier_swift,
     NULL,
 };
 

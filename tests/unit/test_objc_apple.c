@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "capture/classify/objc.h"
+#include "capture/classify/swift.h"
 #include "hg_test.h"
 
 static void test_masks_per_os(void) {
@@ -321,7 +322,17 @@ static void test_swift_fields(void) {
   CHECK(_hg_swift_fields(CLS, 0, fm_read, &m, got_field, &g) == -1);
   /* mangled types alone */
   CHECK_EQ_U(_hg_swift_type_kind("Sg", 2, 0, NULL, NULL, 0), 0);
-  CHECK_EQ_U(_hg_swift_type_kind("SaySiG", 6, 0, NULL, NULL, 0), 0);
+  CHECK_EQ_U(_hg_swift_type_kind("SiSg", 4, 0, NULL, NULL, 0), 0);
+  /* Array, Dictionary, Set: one reference to their storage object */
+  CHECK_EQ_U(_hg_swift_type_kind("SaySiG", 6, 0, NULL, NULL, 0), HG_EDGE_STRONG);
+  CHECK_EQ_U(_hg_swift_type_kind("SDySSSiG", 8, 0, NULL, NULL, 0), HG_EDGE_STRONG);
+  /* a bound generic class; a generic struct is not a reference */
+  CHECK_EQ_U(_hg_swift_type_kind("4Main3BoxCySiGSg", 16, 0, NULL, NULL, 0), HG_EDGE_STRONG);
+  CHECK_EQ_U(_hg_swift_type_kind("4Main5OuterC3BoxCySiG", 21, 0, NULL, NULL, 0), HG_EDGE_STRONG);
+  CHECK_EQ_U(_hg_swift_type_kind("4Main4PairVySiG", 15, 0, NULL, NULL, 0), 0);
+  CHECK_EQ_U(_hg_swift_type_kind("4MainySiG", 9, 0, NULL, NULL, 0), 0);
+  /* an escaping closure: its context, strongly, in the second word */
+  CHECK_EQ_U(_hg_swift_type_kind("yycSg", 5, 0, NULL, NULL, 0), HG_EDGE_STRONG | HG_SWIFT_SECOND_WORD);
   CHECK_EQ_U(_hg_swift_type_kind("\x01" "abcd", 5, 0, NULL, NULL, 0), 0); /* no reader */
   CHECK_EQ_U(_hg_swift_type_kind("5MyApp1AC", 9, 0, NULL, NULL, 0), HG_EDGE_STRONG);
   CHECK_EQ_U(_hg_swift_type_kind("5MyApp1ACXu", 11, 0, NULL, NULL, 0), HG_EDGE_UNOWNED);
