@@ -28,7 +28,8 @@
   X(regions,  "VM regions summary by tag/name")                               \
   X(nodes,    "list nodes (one JSON object per line with --json)")            \
   X(edges,    "list edges (one JSON object per line with --json)")          \
-  X(stacks,   "allocation stacks: live count, bytes, retained bytes per stack")
+  X(stacks,   "allocation stacks: live count, bytes, retained bytes per stack") \
+  X(fleet,    "issues across many snapshots: ranked, new/regressed per version")
 
 #define HG_DECLARE_COMMAND(name, summary) int cmd_##name(int argc, char **argv);
 HG_COMMANDS(HG_DECLARE_COMMAND)
