@@ -6,7 +6,8 @@
  * Retention: the dominator subtrees worth reporting ("holders": the
  * HG_FLEET_TOP_HOLDERS biggest and every one of at least
  * HG_FLEET_HOLDER_BYTES) are described by their class path from the root:
- * the dominator chain, each run of same-class blocks collapsed into one step
+ * their parent chain on a search from the roots counting steps (globals first),
+ * each run of same-class blocks collapsed into one step
  * (lists, trees), unclassified blocks one "(unclassified)" step, a field
  * name where the edge into the step has one, the root as its kind (and the
  * image for globals); never an address, index or size. The graph is the
@@ -22,7 +23,7 @@
 
 #define STEP_REGION UINT32_MAX /* step key of a whole-region node */
 #define MAX_CANDIDATES 8192u
-#define MAX_WALK 10000u        /* runs walked up from one holder */
+#define MAX_WALK 65536u        /* parents walked up from one holder */
 #define LEAK_BFS 256u          /* blocks looked at per root leak */
 #define LEAK_CLASSES 8u        /* classes named per leak         */
 #define MAX_LEAKS 4096u
@@ -133,22 +134,78 @@ static const char *base_name(const char *path) {
   return s && s[1] ? s + 1 : path;
 }
 
-/* Root step names of every top, by the best root pointing at it. */
-static int root_rank(uint32_t kind) {
-  static const int rank[HG_ROOT_KIND_COUNT] = {2, 1, 4, 3, 0}; /* stack, reg, global, tls, other */
-  return kind < HG_ROOT_KIND_COUNT ? rank[kind] : -1;
-}
-
 static void root_step(const struct hg_graph *g, const struct hg_root *r, char *buf, size_t size) {
-  if (!r) {
-    snprintf(buf, size, "(shared)"); /* only the super-root dominates it */
-    return;
-  }
   if (r->kind == HG_ROOT_GLOBAL)
     snprintf(buf, size, "global:%s",
              r->owner < g->image_count ? base_name(g->images[r->owner].path) : "?");
   else
     snprintf(buf, size, "%s", hg_root_kind_name(r->kind));
+}
+
+/*
+ * The path of a holder is its parent chain on a search over retaining
+ * edges from the roots that counts steps, not blocks: an edge between two
+ * blocks of the same step (class, or both unclassified) costs 0, any other
+ * 1 (a 0-1 breadth-first search, level by level), so a block deep in a
+ * list is reached along the list, not through a stray word in a neighbour's
+ * slack. Roots are taken kind by kind from the most trustworthy: globals,
+ * TLS, thread stacks, registers, other memory; blocks reached from one
+ * kind are final before the next starts. A stale conservative word (a dead
+ * thread's cached stack) then never replaces the path the app's own
+ * structure gives. parent[v]: the block it was reached from, HG_SUPER_ROOT
+ * for a root's target (seed[v]: that root), HG_NONE when not reached.
+ */
+static int step_parents(const struct hg_graph *g, uint32_t *parent, uint32_t *seed) {
+  static const uint32_t kinds[] = {HG_ROOT_GLOBAL, HG_ROOT_TLS, HG_ROOT_STACK, HG_ROOT_REGISTER,
+                                   HG_ROOT_OTHER};
+  uint32_t n = g->node_count;
+  uint32_t *dist = _hg_malloc_big((size_t)n * sizeof *dist), *cur = _hg_malloc_big((size_t)n * sizeof *cur),
+           *next = _hg_malloc_big((size_t)n * sizeof *next);
+  int rc = (!dist || !cur || !next) ? HG_ENOMEM : 0;
+  if (!rc) {
+    memset(parent, 0xff, (size_t)n * sizeof *parent);
+    memset(dist, 0xff, (size_t)n * sizeof *dist);
+  }
+  for (size_t k = 0; !rc && k < sizeof kinds / sizeof *kinds; k++) {
+    uint32_t nn = 0, nc = 0;
+    for (uint32_t r = 0; r < g->root_count; r++) {
+      uint32_t t = g->roots[r].target;
+      if (g->roots[r].kind != kinds[k] || t >= n || dist[t] != UINT32_MAX) continue;
+      dist[t] = 0;
+      parent[t] = HG_SUPER_ROOT;
+      seed[t] = r;
+      cur[nc++] = t;
+    }
+    for (uint32_t d = 0; nc; d++) {
+      nn = 0;
+      while (nc) { /* cur: level d, grows by 0-cost edges; next: level d + 1 */
+        uint32_t v = cur[--nc];
+        if (dist[v] != d) continue; /* reached again at a lower level */
+        uint32_t kv = step_key(g, v);
+        for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1]; e++) {
+          uint32_t t = g->edge_target[e];
+          if (t >= n || !_hg_retains(g->edge_kind[e])) continue;
+          uint32_t nd = d + (step_key(g, t) != kv);
+          if (dist[t] <= nd) continue;
+          int fresh = dist[t] == UINT32_MAX;
+          dist[t] = nd;
+          parent[t] = v;
+          if (nd == d) cur[nc++] = t;
+          else if (fresh) next[nn++] = t;
+        }
+      }
+      uint32_t *tmp = cur;
+      cur = next;
+      next = tmp;
+      nc = nn;
+    }
+    for (uint32_t v = 0; v < n; v++) /* reached: final for the next kinds */
+      if (dist[v] != UINT32_MAX) dist[v] = 0;
+  }
+  free(dist);
+  free(cur);
+  free(next);
+  return rc;
 }
 
 struct holder { uint64_t retained; uint32_t node; };
@@ -164,13 +221,13 @@ static int retention(struct sb *b) {
   uint32_t n = g->node_count;
   if (!n || !d->reachable_count) return 0;
   uint32_t *runtop = _hg_malloc_big((size_t)n * sizeof *runtop);
-  uint64_t *cand_bits = _hg_bits_new(n), *top_bits = _hg_bits_new(n);
+  uint64_t *cand_bits = _hg_bits_new(n);
+  uint32_t *parent = NULL, *seed = NULL;
   struct holder *cands = NULL;
   uint32_t cap = 0;
   uint32_t *top = malloc(HG_FLEET_TOP_HOLDERS * sizeof *top);
-  const struct hg_root **best = NULL;
   int rc = HG_ENOMEM;
-  if (!runtop || !cand_bits || !top_bits || !top) goto out;
+  if (!runtop || !cand_bits || !top) goto out;
   /* Runs of same-class blocks down the dominator tree (preorder: a node
    * after its dominator). */
   for (uint32_t i = 0; i < d->reachable_count; i++) {
@@ -204,47 +261,42 @@ static int retention(struct sb *b) {
     qsort(cands, nc, sizeof *cands, by_retained_desc);
     nc = MAX_CANDIDATES;
   }
-  /* The root step of each chain's top. */
-  for (uint32_t i = 0; i < nc; i++) {
-    uint32_t t = cands[i].node;
-    for (uint32_t w = 0; w < MAX_WALK && d->idom[runtop[t]] < n; w++) t = d->idom[runtop[t]];
-    _hg_bit_set(top_bits, runtop[t]);
-  }
-  best = calloc(n, sizeof *best);
-  if (!best) goto out;
-  for (uint32_t r = 0; r < g->root_count; r++) {
-    const struct hg_root *ro = &g->roots[r];
-    if (ro->target >= n || !_hg_bit(top_bits, ro->target)) continue;
-    const struct hg_root *o = best[ro->target];
-    if (!o || root_rank(ro->kind) > root_rank(o->kind)) best[ro->target] = ro;
-  }
+  parent = _hg_malloc_big((size_t)n * sizeof *parent);
+  seed = _hg_malloc_big((size_t)n * sizeof *seed);
+  if (!parent || !seed || step_parents(g, parent, seed)) goto out;
   const char *steps[HG_FLEET_MAX_STEPS + 2];
   const char *rev[HG_FLEET_MAX_STEPS];
   char rootbuf[HG_FLEET_MAX_TEXT + 16];
   char fieldbuf[HG_FLEET_MAX_STEPS][HG_FLEET_MAX_TEXT + 4];
   for (uint32_t i = 0; i < nc && !b->err; i++) {
-    /* Walk up run by run; keep the last HG_FLEET_MAX_STEPS - 2 steps. */
-    uint32_t u = cands[i].node, nrev = 0, total = 0, t = u;
-    for (uint32_t w = 0; w < MAX_WALK; w++) {
-      t = runtop[u];
+    /* Walk up the BFS parents, a run of same-class blocks being one step
+     * (its field: the one into the run's first block); keep the
+     * HG_FLEET_MAX_STEPS - 2 steps nearest the holder. */
+    uint32_t u = cands[i].node, nrev = 0, total = 0, key = step_key(g, u), first = u, w = 0;
+    for (; w < MAX_WALK; w++) {
+      uint32_t p = parent[u];
+      if (p < n && step_key(g, p) == key) {
+        u = first = p;
+        continue;
+      }
       if (nrev < HG_FLEET_MAX_STEPS - 2) {
-        const char *cls = step_class(g, step_key(g, t));
-        uint32_t p = d->idom[t];
-        const char *f = p < n ? field_into(g, p, t) : NULL;
+        const char *cls = step_class(g, key), *f = p < n ? field_into(g, p, first) : NULL;
         if (f) {
           snprintf(fieldbuf[nrev], sizeof fieldbuf[nrev], "%.*s: %s", (int)HG_FLEET_MAX_TEXT / 2, f, cls);
           rev[nrev] = fieldbuf[nrev];
-          nrev++;
         } else {
-          rev[nrev++] = cls;
+          rev[nrev] = cls;
         }
+        nrev++;
       }
       total++;
-      if (d->idom[t] >= n) break;
-      u = d->idom[t];
+      if (p >= n) break; /* u is a root's target */
+      u = first = p;
+      key = step_key(g, u);
     }
     uint32_t ns = 0;
-    root_step(g, best[t], rootbuf, sizeof rootbuf);
+    if (w < MAX_WALK && parent[u] == HG_SUPER_ROOT) root_step(g, &g->roots[seed[u]], rootbuf, sizeof rootbuf);
+    else snprintf(rootbuf, sizeof rootbuf, "(deep)");
     steps[ns++] = rootbuf;
     if (total > nrev) steps[ns++] = "\xe2\x80\xa6"; /* … */
     for (uint32_t j = nrev; j-- > 0;) steps[ns++] = rev[j];
@@ -254,10 +306,10 @@ static int retention(struct sb *b) {
 out:
   free(runtop);
   free(cand_bits);
-  free(top_bits);
   free(cands);
   free(top);
-  free(best);
+  free(parent);
+  free(seed);
   return rc;
 }
 
