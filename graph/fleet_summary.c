@@ -208,7 +208,7 @@ static int step_parents(const struct hg_graph *g, uint32_t *parent, uint32_t *se
   return rc;
 }
 
-struct holder { uint64_t retained; uint32_t node; };
+struct holder { uint64_t retained; uint32_t node, from; /* path from `from` */ };
 static int by_retained_desc(const void *x, const void *y) {
   const struct holder *a = x, *b = y;
   if (a->retained != b->retained) return a->retained > b->retained ? -1 : 1;
@@ -242,28 +242,32 @@ static int retention(struct sb *b) {
     uint32_t v = d->order[i];
     if (d->retained[v] >= HG_FLEET_HOLDER_BYTES) _hg_bit_set(cand_bits, v);
   }
+  parent = _hg_malloc_big((size_t)n * sizeof *parent);
+  seed = _hg_malloc_big((size_t)n * sizeof *seed);
+  if (!parent || !seed || step_parents(g, parent, seed)) goto out;
   for (uint32_t i = 0; i < d->reachable_count; i++) {
-    uint32_t v = d->order[i], p = d->idom[v];
+    uint32_t v = d->order[i], from = v;
     if (!_hg_bit(cand_bits, v) || runtop[v] != v) continue; /* inside a run: its top says it */
-    /* unclassified storage of a typed holder (a vector's buffer) is its owner's */
-    uint32_t k = step_key(g, v);
-    if ((k == 0 || k == STEP_REGION) && p < n && _hg_bit(cand_bits, p) && step_key(g, p) != 0 &&
-        step_key(g, p) != STEP_REGION)
-      continue;
+    /* Unclassified storage (a vector's buffer) is named by its typed owner,
+     * the block its path comes from: skipped when the owner dominates it
+     * and is a holder (its bytes are the owner's already), else reported
+     * under the owner's path. */
+    uint32_t k = step_key(g, v), q = parent[v];
+    if ((k == 0 || k == STEP_REGION) && q < n && step_key(g, q) != 0 && step_key(g, q) != STEP_REGION) {
+      if (d->idom[v] == q && _hg_bit(cand_bits, q)) continue;
+      from = q;
+    }
     if (nc == cap) {
       struct holder *m = realloc(cands, (size_t)(cap = cap ? cap * 2 : 256) * sizeof *m);
       if (!m) goto out;
       cands = m;
     }
-    cands[nc++] = (struct holder){d->retained[v], v};
+    cands[nc++] = (struct holder){d->retained[v], v, from};
   }
   if (nc > MAX_CANDIDATES) { /* keep the biggest */
     qsort(cands, nc, sizeof *cands, by_retained_desc);
     nc = MAX_CANDIDATES;
   }
-  parent = _hg_malloc_big((size_t)n * sizeof *parent);
-  seed = _hg_malloc_big((size_t)n * sizeof *seed);
-  if (!parent || !seed || step_parents(g, parent, seed)) goto out;
   const char *steps[HG_FLEET_MAX_STEPS + 2];
   const char *rev[HG_FLEET_MAX_STEPS];
   char rootbuf[HG_FLEET_MAX_TEXT + 16];
@@ -272,7 +276,7 @@ static int retention(struct sb *b) {
     /* Walk up the BFS parents, a run of same-class blocks being one step
      * (its field: the one into the run's first block); keep the
      * HG_FLEET_MAX_STEPS - 2 steps nearest the holder. */
-    uint32_t u = cands[i].node, nrev = 0, total = 0, key = step_key(g, u), first = u, w = 0;
+    uint32_t u = cands[i].from, nrev = 0, total = 0, key = step_key(g, u), first = u, w = 0;
     for (; w < MAX_WALK; w++) {
       uint32_t p = parent[u];
       if (p < n && step_key(g, p) == key) {

@@ -33,7 +33,7 @@ static const char about[] =
 
 struct fopt {
   const char *version, *baseline, *kind, *fail_on, *cache_dir;
-  int json, growth, tree, verbose;
+  int json, growth, tree, verbose, summaries;
   long limit, min_bytes;
 };
 
@@ -286,6 +286,7 @@ int cmd_fleet(int argc, char **argv) {
       CLI_OPT_FLAG("--growth", &o.growth, "class growth between the version and its baseline instead"),
       CLI_OPT_FLAG("--tree", &o.tree, "the version's merged retention tree (JSON, icicle-ready) instead"),
       CLI_OPT_FLAG("-v|--verbose", &o.verbose, "say which summaries came from the cache"),
+      CLI_OPT_FLAG("--summaries", &o.summaries, "print each summary (one JSON object per line) instead"),
       SYM_CLI_OPTS,
       CLI_END};
   int is_regroup = argc > 1 && !strcmp(argv[1], "regroup");
@@ -318,6 +319,10 @@ int cmd_fleet(int argc, char **argv) {
     }
     if (!ends_with(in.path[i], ".hgsum")) s->snapshot = strrchr(in.path[i], '/') ? strrchr(in.path[i], '/') + 1 : in.path[i];
     old += stale(s);
+    if (o.summaries) {
+      hg_fleet_summary_json(s, out_stdout, NULL);
+      printf("\n");
+    }
     if (o.verbose) fprintf(stderr, "%s: %s\n", cli_text(in.path[i]), c ? "cached" : "summarised");
     cached += c;
     if (hg_fleet_add(f, s)) {
@@ -337,8 +342,9 @@ int cmd_fleet(int argc, char **argv) {
   if (old)
     fprintf(stderr, "heapgraph fleet: %" PRIu32 " summaries were made by an older signature algorithm "
                     "(run `heapgraph fleet regroup`)\n", old);
-  int rc;
-  if (o.tree) {
+  int rc = 0;
+  if (o.summaries) {
+  } else if (o.tree) {
     struct hg_fleet_tree *t = NULL;
     rc = hg_fleet_tree(f, o.version, &t);
     if (!rc) rc = hg_fleet_tree_json(t, out_stdout, NULL);
