@@ -285,6 +285,24 @@ static void test_stats(void) {
   CHECK(_hg_fleet_vercmp("8.10", "8.9") > 0 && _hg_fleet_vercmp("8.9", "8.10") < 0);
   CHECK(_hg_fleet_vercmp("1.0", "1.0") == 0 && _hg_fleet_vercmp("1.0", "1.0.1") < 0);
   CHECK(_hg_fleet_vercmp("2.0-beta", "2.0") > 0);
+  /* the sort against a plain insertion sort, many sizes and tie patterns */
+  static uint64_t v[5000], w[5000];
+  uint64_t r = 12345;
+  for (uint32_t n = 0; n < 5000; n = n * 3 / 2 + 1)
+    for (int mod = 1; mod <= 1000000; mod *= 100) {
+      for (uint32_t i = 0; i < n; i++) {
+        r = r * 6364136223846793005ull + 1;
+        v[i] = w[i] = (r >> 33) % (uint64_t)mod;
+      }
+      _hg_fleet_sort(v, n);
+      for (uint32_t i = 1; i < n; i++) {
+        uint64_t x = w[i];
+        uint32_t k = i;
+        for (; k > 0 && w[k - 1] > x; k--) w[k] = w[k - 1];
+        w[k] = x;
+      }
+      CHECK(!memcmp(v, w, n * sizeof *v));
+    }
 }
 
 /* ---- issues ---- */
