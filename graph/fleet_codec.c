@@ -216,7 +216,7 @@ int hg_fleet_summary_encode(const struct hg_fleet_summary *s, uint8_t **buf, siz
     qsort(order, nsig, sizeof *order, by_bytes_idx);
   }
   uint32_t kept = nsig;
-  for (int round = 0; !rc; round++) {
+  while (!rc) {
     memset(keep, 0, nsig + 1);
     for (uint32_t i = 0; i < kept; i++) keep[order[i].idx] = 1;
     rc = encode_once(s, nclass, keep, dropped + (s->class_count - nclass) + (nsig - kept), &e);
