@@ -11,7 +11,9 @@
  *   graph/fleet_json.c     the one JSON writer of each of those results
  *
  * Ownership: every result struct owns its memory and is freed by its *_free
- * (NULL allowed). Strings in results stay valid until that free.
+ * (NULL allowed). A summary's strings live until hg_fleet_summary_free; the
+ * strings of issues, growth and trees (paths, versions, snapshot names) are
+ * the set's: the struct hg_fleet must outlive them.
  */
 #ifndef HG_GRAPH_FLEET_H
 #define HG_GRAPH_FLEET_H
