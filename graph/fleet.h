@@ -251,6 +251,13 @@ void *_hg_fa_alloc(struct _hg_arena *a, size_t n);
 char *_hg_fa_strndup(struct _hg_arena *a, const char *s, size_t n);
 char *_hg_fa_strdup(struct _hg_arena *a, const char *s);
 void _hg_fa_free(struct _hg_arena *a);
+/* A result struct kept in its own arena: _hg_fa_result allocates it zeroed
+ * (size bytes) in a, with room for the arena after it (NULL on ENOMEM, a
+ * freed); _hg_fa_keep moves a there and returns it for the result's priv;
+ * _hg_fa_release(priv) frees everything. */
+void *_hg_fa_result(struct _hg_arena *a, size_t size);
+void *_hg_fa_keep(struct _hg_arena *a, void *result, size_t size);
+void _hg_fa_release(void *priv);
 /* The signature hash of (kind, algo, steps). */
 uint64_t _hg_fleet_hash(uint32_t kind, uint32_t algo, const char *const *steps, uint32_t n);
 /* A title for a signature ("Cache held by global:app → App"). */

@@ -434,19 +434,13 @@ int hg_fleet_summary_decode(const void *buf, size_t len, struct hg_fleet_summary
   if (err) memset(err, 0, sizeof *err);
   if (len > HG_FLEET_SUMMARY_MAX) return fail(&c, HG_ELIMIT, c.base, "larger than the 64 KiB bound");
   struct _hg_arena a = {0};
-  struct hg_fleet_summary *s = _hg_fa_alloc(&a, sizeof *s);
-  struct _hg_arena *ap = s ? _hg_fa_alloc(&a, sizeof *ap) : NULL;
-  if (!ap) {
-    _hg_fa_free(&a);
-    return fail(&c, HG_ENOMEM, c.base, "out of memory");
-  }
-  memset(s, 0, sizeof *s);
+  struct hg_fleet_summary *s = _hg_fa_result(&a, sizeof *s);
+  if (!s) return fail(&c, HG_ENOMEM, c.base, "out of memory");
   if (decode(&c, &a, s)) {
     _hg_fa_free(&a);
     return c.rc;
   }
-  *ap = a;
-  s->priv = ap;
+  s->priv = _hg_fa_keep(&a, s, sizeof *s);
   *out = s;
   return 0;
 }

@@ -25,6 +25,30 @@ char *_hg_fa_strdup(struct _hg_arena *a, const char *s) {
 
 void _hg_fa_free(struct _hg_arena *a) { _hg_arena_free(&a->pv); }
 
+static size_t round16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+void *_hg_fa_result(struct _hg_arena *a, size_t size) {
+  char *p = _hg_fa_alloc(a, round16(size) + sizeof *a);
+  if (!p) {
+    _hg_fa_free(a);
+    return NULL;
+  }
+  memset(p, 0, size);
+  return p;
+}
+
+void *_hg_fa_keep(struct _hg_arena *a, void *result, size_t size) {
+  struct _hg_arena *slot = (struct _hg_arena *)((char *)result + round16(size));
+  *slot = *a;
+  return slot;
+}
+
+void _hg_fa_release(void *priv) {
+  if (!priv) return;
+  struct _hg_arena a = *(struct _hg_arena *)priv; /* the slot lives in the arena */
+  _hg_fa_free(&a);
+}
+
 /* ---- Signatures ---- */
 
 uint64_t _hg_fleet_hash(uint32_t kind, uint32_t algo, const char *const *steps, uint32_t n) {

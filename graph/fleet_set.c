@@ -60,20 +60,10 @@ static void intern_free(struct _hg_intern *t) {
   free(t->slot);
 }
 
-#define GROW(arr, n, cap)                                                     \
-  ((n) < (cap) ? 0 : _hg_grow((void **)&(arr), &(cap), sizeof *(arr)))
-static int _hg_grow(void **p, uint32_t *cap, size_t size) {
-  uint32_t c = *cap ? *cap * 2 : 1024;
-  void *q = realloc(*p, (size_t)c * size);
-  if (!q) return HG_ENOMEM;
-  *p = q;
-  *cap = c;
-  return 0;
-}
-#define GROW64(arr, n, cap)                                                   \
-  ((n) < (cap) ? 0 : _hg_grow64((void **)&(arr), &(cap), sizeof *(arr)))
-static int _hg_grow64(void **p, uint64_t *cap, size_t size) {
-  uint64_t c = *cap ? *cap * 2 : 4096;
+/* Makes room for one more element in a growing array (cap doubles). */
+#define GROW(arr, n, cap) ((n) < (cap) ? 0 : grow((void **)&(arr), &(cap), sizeof *(arr)))
+static int grow(void **p, uint64_t *cap, size_t size) {
+  uint64_t c = *cap ? *cap * 2 : 1024;
   void *q = realloc(*p, (size_t)c * size);
   if (!q) return HG_ENOMEM;
   *p = q;
@@ -141,12 +131,12 @@ int hg_fleet_add(struct hg_fleet *f, const struct hg_fleet_summary *s) {
   uint32_t si = f->nsnap;
   for (uint32_t i = 0; i < s->sig_count; i++) {
     uint32_t id = sig_find(f, &s->sigs[i]);
-    if (id == UINT32_MAX || GROW64(f->occ, f->nocc, f->occ_cap)) return HG_ENOMEM;
+    if (id == UINT32_MAX || GROW(f->occ, f->nocc, f->occ_cap)) return HG_ENOMEM;
     f->occ[f->nocc++] = (struct _hg_occ){id, si, s->sigs[i].bytes};
   }
   for (uint32_t i = 0; i < s->class_count; i++) {
     uint32_t id = _hg_intern(&f->classes, &f->a, s->classes[i].name);
-    if (id == UINT32_MAX || GROW64(f->cocc, f->ncocc, f->cocc_cap)) return HG_ENOMEM;
+    if (id == UINT32_MAX || GROW(f->cocc, f->ncocc, f->cocc_cap)) return HG_ENOMEM;
     f->cocc[f->ncocc++] = (struct _hg_occ){id, si, s->classes[i].bytes};
   }
   f->snaps[f->nsnap++] = (struct _hg_fsnap){v, d, nm, s->time_ns};
@@ -311,8 +301,7 @@ int hg_fleet_issues(const struct hg_fleet *f, const struct hg_fleet_query *q,
     nb += f->snaps[i].version == w.base;
   }
   struct _hg_arena a = {0};
-  struct hg_fleet_issues *r = _hg_fa_alloc(&a, sizeof *r);
-  struct _hg_arena *ap = r ? _hg_fa_alloc(&a, sizeof *ap) : NULL;
+  struct hg_fleet_issues *r = _hg_fa_result(&a, sizeof *r);
   uint32_t maxn = f->nsnap + 1;
   w.xs = malloc((size_t)maxn * 8);
   w.ys = malloc((size_t)maxn * 8);
@@ -322,7 +311,7 @@ int hg_fleet_issues(const struct hg_fleet *f, const struct hg_fleet_query *q,
   uint8_t *vseen = malloc((size_t)f->versions.n + 1);
   struct hg_fleet_issue *iss = NULL;
   uint32_t *sig_issue = NULL, ni = 0;
-  int rc = (!ap || !w.xs || !w.ys || !w.stamp || !sn1 || !sn2 || !tmp || !vseen) ? HG_ENOMEM : 0;
+  int rc = (!r || !w.xs || !w.ys || !w.stamp || !sn1 || !sn2 || !tmp || !vseen) ? HG_ENOMEM : 0;
   if (!rc) rc = _hg_fleet_group(f->occ, f->nocc, f->nsig, &w.start, &w.idx);
   if (!rc) {
     iss = calloc((size_t)f->nsig + 1, sizeof *iss);
@@ -521,14 +510,11 @@ int hg_fleet_issues(const struct hg_fleet *f, const struct hg_fleet_query *q,
   r->baseline = w.base == UINT32_MAX ? NULL : f->versions.str[w.base];
   r->version_snapshots = nv;
   r->baseline_snapshots = nb;
-  *ap = a;
-  r->priv = ap;
+  r->priv = _hg_fa_keep(&a, r, sizeof *r);
   *out = r;
   return 0;
 }
 
 void hg_fleet_issues_free(struct hg_fleet_issues *r) {
-  if (!r) return;
-  struct _hg_arena a = *(struct _hg_arena *)r->priv;
-  _hg_fa_free(&a);
+  if (r) _hg_fa_release(r->priv);
 }

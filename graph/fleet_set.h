@@ -28,9 +28,11 @@ struct hg_fleet {
   struct _hg_arena a;
   struct _hg_intern versions, devices, names, classes;
   struct _hg_fsnap *snaps;
-  uint32_t nsnap, snap_cap;
+  uint32_t nsnap;
+  uint64_t snap_cap;
   struct _hg_fsig *sigs;
-  uint32_t nsig, sig_cap;
+  uint32_t nsig;
+  uint64_t sig_cap;
   uint32_t *sig_slot, sig_slots;
   struct _hg_occ *occ;         /* signature occurrences, snapshot order    */
   uint64_t nocc, occ_cap;

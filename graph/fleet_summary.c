@@ -548,13 +548,8 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
                        struct hg_fleet_summary **out) {
   *out = NULL;
   struct _hg_arena a = {0};
-  struct hg_fleet_summary *s = _hg_fa_alloc(&a, sizeof *s);
-  struct _hg_arena *ap = s ? _hg_fa_alloc(&a, sizeof *ap) : NULL;
-  if (!ap) {
-    _hg_fa_free(&a);
-    return HG_ENOMEM;
-  }
-  memset(s, 0, sizeof *s);
+  struct hg_fleet_summary *s = _hg_fa_result(&a, sizeof *s);
+  if (!s) return HG_ENOMEM;
   struct sb b = {.g = g, .a = &a, .opt = opt};
   int rc = hg_dominators_compute(g, &b.d);
   s->format = HG_FLEET_SUMMARY_FORMAT;
@@ -590,14 +585,11 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
     _hg_fa_free(&a);
     return rc;
   }
-  *ap = a;
-  s->priv = ap;
+  s->priv = _hg_fa_keep(&a, s, sizeof *s);
   *out = s;
   return 0;
 }
 
 void hg_fleet_summary_free(struct hg_fleet_summary *s) {
-  if (!s) return;
-  struct _hg_arena a = *(struct _hg_arena *)s->priv; /* s lives in the arena */
-  _hg_fa_free(&a);
+  if (s) _hg_fa_release(s->priv);
 }

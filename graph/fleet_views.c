@@ -47,11 +47,10 @@ int hg_fleet_class_growth(const struct hg_fleet *f, const char *version, const c
     nb += f->snaps[i].version == b;
   }
   struct _hg_arena a = {0};
-  struct hg_fleet_growth *g = _hg_fa_alloc(&a, sizeof *g);
-  struct _hg_arena *ap = g ? _hg_fa_alloc(&a, sizeof *ap) : NULL;
+  struct hg_fleet_growth *g = _hg_fa_result(&a, sizeof *g);
   uint64_t *start = NULL, *idx = NULL, *buf = malloc(((size_t)f->nsnap + 1) * 8);
   uint32_t nc = f->classes.n;
-  struct hg_fleet_growth_row *rows = ap ? _hg_fa_alloc(&a, ((size_t)nc + 1) * sizeof *rows) : NULL;
+  struct hg_fleet_growth_row *rows = g ? _hg_fa_alloc(&a, ((size_t)nc + 1) * sizeof *rows) : NULL;
   rc = (!rows || !buf) ? HG_ENOMEM : _hg_fleet_group(f->cocc, f->ncocc, nc, &start, &idx);
   for (uint32_t c = 0; !rc && c < nc; c++) {
     struct hg_fleet_growth_row *r = &rows[c];
@@ -72,16 +71,13 @@ int hg_fleet_class_growth(const struct hg_fleet *f, const char *version, const c
   g->baseline = b == UINT32_MAX ? NULL : f->versions.str[b];
   g->rows = rows;
   g->count = nc;
-  *ap = a;
-  g->priv = ap;
+  g->priv = _hg_fa_keep(&a, g, sizeof *g);
   *out = g;
   return 0;
 }
 
 void hg_fleet_growth_free(struct hg_fleet_growth *g) {
-  if (!g) return;
-  struct _hg_arena a = *(struct _hg_arena *)g->priv;
-  _hg_fa_free(&a);
+  if (g) _hg_fa_release(g->priv);
 }
 
 /* ---- Merged retention tree ---- */
@@ -158,9 +154,8 @@ int hg_fleet_tree(const struct hg_fleet *f, const char *version, struct hg_fleet
   }
   /* Lay out breadth-first, children by total, biggest first. */
   struct _hg_arena a = {0};
-  struct hg_fleet_tree *t = rc ? NULL : _hg_fa_alloc(&a, sizeof *t);
-  struct _hg_arena *ap = t ? _hg_fa_alloc(&a, sizeof *ap) : NULL;
-  struct hg_fleet_tree_node *nodes = ap ? _hg_fa_alloc(&a, (size_t)n * sizeof *nodes) : NULL;
+  struct hg_fleet_tree *t = rc ? NULL : _hg_fa_result(&a, sizeof *t);
+  struct hg_fleet_tree_node *nodes = t ? _hg_fa_alloc(&a, (size_t)n * sizeof *nodes) : NULL;
   uint32_t *queue = malloc((size_t)n * sizeof *queue);
   struct kid *kb = malloc((size_t)n * sizeof *kb);
   if (!rc && (!nodes || !queue || !kb)) rc = HG_ENOMEM;
@@ -191,14 +186,11 @@ int hg_fleet_tree(const struct hg_fleet *f, const char *version, struct hg_fleet
   t->snapshots = nv;
   t->count = n;
   t->nodes = nodes;
-  *ap = a;
-  t->priv = ap;
+  t->priv = _hg_fa_keep(&a, t, sizeof *t);
   *out = t;
   return 0;
 }
 
 void hg_fleet_tree_free(struct hg_fleet_tree *t) {
-  if (!t) return;
-  struct _hg_arena a = *(struct _hg_arena *)t->priv;
-  _hg_fa_free(&a);
+  if (t) _hg_fa_release(t->priv);
 }
