@@ -11,7 +11,7 @@ B=${1:-build}
 HG=$B/heapgraph
 SNAP=$B/bench/bench_fleet.hgsnap
 CACHE=$B/bench/fleet-cache
-NODES=${FLEET_BENCH_NODES:-3000000}
+NODES=${FLEET_BENCH_NODES:-1000000}
 $B/bench/bench_fleet snapshot "$SNAP" "$NODES"
 ns() { date +%s%N; }
 best_top=0; best_fleet=0; best_cached=0
