@@ -220,41 +220,32 @@ static int retention(struct sb *b) {
   const struct hg_dominators *d = b->d;
   uint32_t n = g->node_count;
   if (!n || !d->reachable_count) return 0;
-  uint32_t *runtop = _hg_malloc_big((size_t)n * sizeof *runtop);
-  uint64_t *cand_bits = _hg_bits_new(n);
+  uint64_t *top_bits = _hg_bits_new(n);
   uint32_t *parent = NULL, *seed = NULL;
   struct holder *cands = NULL;
   uint32_t cap = 0;
   uint32_t *top = malloc(HG_FLEET_TOP_HOLDERS * sizeof *top);
   int rc = HG_ENOMEM;
-  if (!runtop || !cand_bits || !top) goto out;
-  /* Runs of same-class blocks down the dominator tree (preorder: a node
-   * after its dominator). */
-  for (uint32_t i = 0; i < d->reachable_count; i++) {
-    uint32_t v = d->order[i], p = d->idom[v];
-    runtop[v] = (p < n && step_key(g, p) == step_key(g, v)) ? runtop[p] : v;
-  }
+  if (!top_bits || !top) goto out;
   /* Candidates: the top holders and every one above the threshold. */
   uint32_t nc = 0;
   uint32_t nt = hg_dominators_top(d, HG_FLEET_TOP_HOLDERS, top);
-  for (uint32_t i = 0; i < nt; i++) _hg_bit_set(cand_bits, top[i]);
-  for (uint32_t i = 0; i < d->reachable_count; i++) {
-    uint32_t v = d->order[i];
-    if (d->retained[v] >= HG_FLEET_HOLDER_BYTES) _hg_bit_set(cand_bits, v);
-  }
+  for (uint32_t i = 0; i < nt; i++) _hg_bit_set(top_bits, top[i]);
+#define IS_CAND(v) (d->retained[v] >= HG_FLEET_HOLDER_BYTES || _hg_bit(top_bits, v))
   parent = _hg_malloc_big((size_t)n * sizeof *parent);
   seed = _hg_malloc_big((size_t)n * sizeof *seed);
   if (!parent || !seed || step_parents(g, parent, seed)) goto out;
-  for (uint32_t i = 0; i < d->reachable_count; i++) {
-    uint32_t v = d->order[i], from = v;
-    if (!_hg_bit(cand_bits, v) || runtop[v] != v) continue; /* inside a run: its top says it */
+  for (uint32_t v = 0; v < n; v++) { /* in index order: reads retained[] sequentially */
+    if (!IS_CAND(v)) continue;
+    uint32_t p = d->idom[v], from = v;
+    if (p < n && step_key(g, p) == step_key(g, v)) continue; /* inside a run: its first block says it */
     /* Unclassified storage (a vector's buffer) is named by its typed owner,
      * the block its path comes from: skipped when the owner dominates it
      * and is a holder (its bytes are the owner's already), else reported
      * under the owner's path. */
     uint32_t k = step_key(g, v), q = parent[v];
     if ((k == 0 || k == STEP_REGION) && q < n && step_key(g, q) != 0 && step_key(g, q) != STEP_REGION) {
-      if (d->idom[v] == q && _hg_bit(cand_bits, q)) continue;
+      if (p == q && IS_CAND(q)) continue;
       from = q;
     }
     if (nc == cap) {
@@ -308,8 +299,8 @@ static int retention(struct sb *b) {
   }
   rc = b->err;
 out:
-  free(runtop);
-  free(cand_bits);
+#undef IS_CAND
+  free(top_bits);
   free(cands);
   free(top);
   free(parent);
