@@ -5,6 +5,8 @@
  *       (an App holding 64 managers, each a linked list of items that own a
  *       buffer, stray cross pointers, stack roots, leaked cycles) for the
  *       summary-vs-`heapgraph top` comparison the script times;
+ *   bench_fleet compare PATH          the same comparison in process, CPU time
+ *       (the machine may be shared: wall clock inflates both sides);
  *   bench_fleet issues N              N synthetic summaries (3 versions,
  *       5,000 devices, 48 retention + 2 leak signatures and 40 classes each,
  *       paths from a pool of 400): time to add them to a set, issues, class
@@ -195,9 +197,51 @@ static int issues(uint32_t n) {
   return 0;
 }
 
+/* ---- summary vs top, in process ---- */
+
+/* The library work of `heapgraph top` (load, dominators, class retained,
+ * top nodes) against that of one uncached summary (load, summarise,
+ * encode), best of 3 each, alternating. */
+static int compare(const char *path) {
+  double best_top = 1e30, best_sum = 1e30;
+  size_t len = 0;
+  for (int round = 0; round < 3; round++) {
+    double t0 = now();
+    struct hg_load_error err;
+    struct hg_graph *g = hg_graph_load(path, &err);
+    struct hg_dominators *d = NULL;
+    if (!g || hg_dominators_compute(g, &d)) return 1;
+    uint32_t nc = g->class_count + 1, top[20];
+    uint64_t *cnt = calloc(nc, 8), *bytes = calloc(nc, 8), *ret = calloc(nc, 8);
+    if (!cnt || !bytes || !ret || hg_class_retained(g, d, cnt, bytes, ret)) return 1;
+    hg_dominators_top(d, 20, top);
+    free(cnt);
+    free(bytes);
+    free(ret);
+    hg_dominators_free(d);
+    hg_graph_free(g);
+    double t1 = now();
+    g = hg_graph_load(path, &err);
+    struct hg_fleet_summary *s = NULL;
+    uint8_t *buf = NULL;
+    if (!g || hg_fleet_summarize(g, NULL, &s) || hg_fleet_summary_encode(s, &buf, &len)) return 1;
+    free(buf);
+    hg_fleet_summary_free(s);
+    hg_graph_free(g);
+    double t2 = now();
+    if (t1 - t0 < best_top) best_top = t1 - t0;
+    if (t2 - t1 < best_sum) best_sum = t2 - t1;
+  }
+  printf("fleet summary in process (CPU time, best of 3): summary %.0f ms vs top's work %.0f ms: %.2fx "
+         "(goal <= 1.2x); summary %zu bytes\n",
+         best_sum * 1e3, best_top * 1e3, best_sum / best_top, len);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "compare")) return compare(argv[2]);
   if (argc == 4 && !strcmp(argv[1], "snapshot")) return snapshot(argv[2], (uint32_t)strtoul(argv[3], NULL, 10)) ? 1 : 0;
   if (argc == 3 && !strcmp(argv[1], "issues")) return issues((uint32_t)strtoul(argv[2], NULL, 10));
-  fprintf(stderr, "usage: bench_fleet snapshot PATH NODES | issues N\n");
+  fprintf(stderr, "usage: bench_fleet snapshot PATH NODES | compare PATH | issues N\n");
   return 2;
 }

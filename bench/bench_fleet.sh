@@ -27,5 +27,6 @@ for i in 1 2 3; do
 done
 size=$(ls -l "$CACHE"/*.hgsum | awk '{print $5}')
 echo "fleet summary: $NODES-node snapshot ($(ls -l "$SNAP" | awk '{print $5}') bytes): heapgraph fleet $best_fleet ms vs heapgraph top $best_top ms: $(awk "BEGIN{printf \"%.2f\", $best_fleet/$best_top}")x (goal <= 1.2x); cached $best_cached ms; summary $size bytes"
+$B/bench/bench_fleet compare "$SNAP"
 rm -rf "$CACHE" "$SNAP"
 $B/bench/bench_fleet issues 100000
