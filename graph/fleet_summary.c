@@ -1,0 +1,586 @@
+/*
+ * fleet_summary.c — a snapshot's summary for fleet analysis: metadata, the
+ * class census with retained bytes, and the signatures (retention, leak,
+ * allocation site, large allocation) with their bytes (docs/fleet.md).
+ *
+ * Retention: the dominator subtrees worth reporting ("holders": the
+ * HG_FLEET_TOP_HOLDERS biggest and every one of at least
+ * HG_FLEET_HOLDER_BYTES) are described by their class path from the root:
+ * their parent chain on a search from the roots counting steps (globals first),
+ * each run of same-class blocks collapsed into one step
+ * (lists, trees), unclassified blocks one "(unclassified)" step, a field
+ * name where the edge into the step has one, the root as its kind (and the
+ * image for globals); never an address, index or size. The graph is the
+ * caller's and is only read (plus the dominator/leak caches it keeps).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/analysis.h"
+#include "graph/fleet.h"
+#include "graph/size_bucket.h"
+
+#define STEP_REGION UINT32_MAX /* step key of a whole-region node */
+#define MAX_CANDIDATES 8192u
+#define MAX_WALK 65536u        /* parents walked up from one holder */
+#define LEAK_BFS 256u          /* blocks looked at per root leak */
+#define LEAK_CLASSES 8u        /* classes named per leak         */
+#define MAX_LEAKS 4096u
+#define FIELD_SCAN 65536u      /* edges searched for a field name */
+
+struct sb {
+  struct hg_graph *g;
+  struct hg_dominators *d;
+  struct _hg_arena *a;
+  const struct hg_fleet_summary_options *opt;
+  struct hg_fleet_sig *sigs;
+  uint32_t n, cap;
+  uint32_t *slot;              /* open addressing over sigs, 2 x cap       */
+  uint32_t slots;
+  int err;
+};
+
+/* ---- Signature table ---- */
+
+/* Copies s, cut at HG_FLEET_MAX_TEXT bytes on a UTF-8 boundary. */
+static const char *text(struct sb *b, const char *s) {
+  if (!s) s = "";
+  size_t n = strlen(s);
+  if (n > HG_FLEET_MAX_TEXT) {
+    n = HG_FLEET_MAX_TEXT;
+    while (n && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+  }
+  const char *p = _hg_fa_strndup(b->a, s, n);
+  if (!p) b->err = HG_ENOMEM;
+  return p ? p : "";
+}
+
+static int grow(struct sb *b) {
+  uint32_t cap = b->cap ? b->cap * 2 : 256;
+  struct hg_fleet_sig *s = realloc(b->sigs, (size_t)cap * sizeof *s);
+  if (!s) return HG_ENOMEM;
+  b->sigs = s;
+  free(b->slot);
+  b->slots = cap * 2;
+  b->slot = malloc((size_t)b->slots * sizeof *b->slot);
+  if (!b->slot) return HG_ENOMEM;
+  memset(b->slot, 0xff, (size_t)b->slots * sizeof *b->slot);
+  b->cap = cap;
+  for (uint32_t i = 0; i < b->n; i++) {
+    uint32_t h = (uint32_t)b->sigs[i].hash & (b->slots - 1);
+    while (b->slot[h] != UINT32_MAX) h = (h + 1) & (b->slots - 1);
+    b->slot[h] = i;
+  }
+  return 0;
+}
+
+/* Adds bytes/count to the signature of (kind, steps), creating it. The
+ * steps are copied. */
+static void add_sig(struct sb *b, uint32_t kind, const char **steps, uint32_t n, uint64_t bytes,
+                    uint64_t count) {
+  if (b->err) return;
+  uint64_t hash = _hg_fleet_hash(kind, HG_FLEET_ALGO, steps, n);
+  if (b->n >= b->cap && (b->err = grow(b))) return;
+  uint32_t h = (uint32_t)hash & (b->slots - 1);
+  for (; b->slot[h] != UINT32_MAX; h = (h + 1) & (b->slots - 1)) {
+    struct hg_fleet_sig *s = &b->sigs[b->slot[h]];
+    if (s->hash == hash && s->kind == kind) {
+      s->bytes += bytes;
+      s->count += count;
+      return;
+    }
+  }
+  const char **copy = _hg_fa_alloc(b->a, (size_t)(n ? n : 1) * sizeof *copy);
+  if (!copy) {
+    b->err = HG_ENOMEM;
+    return;
+  }
+  for (uint32_t i = 0; i < n; i++) copy[i] = text(b, steps[i]);
+  b->slot[h] = b->n;
+  b->sigs[b->n++] = (struct hg_fleet_sig){hash, bytes, count, kind, HG_FLEET_ALGO, n, copy};
+}
+
+/* ---- Retention ---- */
+
+static uint32_t step_key(const struct hg_graph *g, uint32_t v) {
+  if (g->node_class[v]) return g->node_class[v];
+  if ((g->node_flags[v] & HG_NODE_REGION) && !(g->node_flags[v] & HG_NODE_MALLOC)) return STEP_REGION;
+  return 0;
+}
+
+static const char *step_class(const struct hg_graph *g, uint32_t key) {
+  if (key == STEP_REGION) return "(region)";
+  if (!key || key > g->class_count || !g->classes[key - 1].name) return "(unclassified)";
+  return g->classes[key - 1].name;
+}
+
+/* The field name of a named edge p -> t, or NULL. */
+static const char *field_into(const struct hg_graph *g, uint32_t p, uint32_t t) {
+  if (!g->named_count) return NULL;
+  uint32_t lo = g->edge_start[p], hi = g->edge_start[p + 1];
+  if (hi - lo > FIELD_SCAN) hi = lo + FIELD_SCAN;
+  for (uint32_t e = lo; e < hi; e++)
+    if (g->edge_target[e] == t && _hg_retains(g->edge_kind[e])) {
+      const char *f = hg_graph_edge_field(g, e);
+      if (f) return f;
+    }
+  return NULL;
+}
+
+static const char *base_name(const char *path) {
+  if (!path) return "?";
+  const char *s = strrchr(path, '/');
+  return s && s[1] ? s + 1 : path;
+}
+
+static void root_step(const struct hg_graph *g, const struct hg_root *r, char *buf, size_t size) {
+  if (r->kind == HG_ROOT_GLOBAL)
+    snprintf(buf, size, "global:%s",
+             r->owner < g->image_count ? base_name(g->images[r->owner].path) : "?");
+  else
+    snprintf(buf, size, "%s", hg_root_kind_name(r->kind));
+}
+
+/*
+ * The path of a holder is its parent chain on a search over retaining
+ * edges from the roots that counts steps, not blocks: an edge between two
+ * blocks of the same step (class, or both unclassified) costs 0, any other
+ * 1 (a 0-1 breadth-first search, level by level), so a block deep in a
+ * list is reached along the list, not through a stray word in a neighbour's
+ * slack. Roots are taken kind by kind from the most trustworthy: globals,
+ * TLS, thread stacks, registers, other memory; blocks reached from one
+ * kind are final before the next starts. A stale conservative word (a dead
+ * thread's cached stack) then never replaces the path the app's own
+ * structure gives. parent[v]: the block it was reached from, HG_SUPER_ROOT
+ * for a root's target (seed[v]: that root), HG_NONE when not reached.
+ */
+static int step_parents(const struct hg_graph *g, uint32_t *parent, uint32_t *seed) {
+  static const uint32_t kinds[] = {HG_ROOT_GLOBAL, HG_ROOT_TLS, HG_ROOT_STACK, HG_ROOT_REGISTER,
+                                   HG_ROOT_OTHER};
+  uint32_t n = g->node_count;
+  uint32_t *dist = _hg_malloc_big((size_t)n * sizeof *dist), *cur = _hg_malloc_big((size_t)n * sizeof *cur),
+           *next = _hg_malloc_big((size_t)n * sizeof *next);
+  int rc = (!dist || !cur || !next) ? HG_ENOMEM : 0;
+  if (!rc) {
+    memset(parent, 0xff, (size_t)n * sizeof *parent);
+    memset(dist, 0xff, (size_t)n * sizeof *dist);
+  }
+  for (size_t k = 0; !rc && k < sizeof kinds / sizeof *kinds; k++) {
+    uint32_t nn = 0, nc = 0;
+    for (uint32_t r = 0; r < g->root_count; r++) {
+      uint32_t t = g->roots[r].target;
+      if (g->roots[r].kind != kinds[k] || t >= n || dist[t] != UINT32_MAX) continue;
+      dist[t] = 0;
+      parent[t] = HG_SUPER_ROOT;
+      seed[t] = r;
+      cur[nc++] = t;
+    }
+    for (uint32_t d = 0; nc; d++) {
+      nn = 0;
+      while (nc) { /* cur: level d, grows by 0-cost edges; next: level d + 1 */
+        uint32_t v = cur[--nc];
+        if (dist[v] != d) continue; /* reached again at a lower level */
+        uint32_t kv = step_key(g, v);
+        for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1]; e++) {
+          uint32_t t = g->edge_target[e];
+          if (t >= n || !_hg_retains(g->edge_kind[e])) continue;
+          uint32_t nd = d + (step_key(g, t) != kv);
+          if (dist[t] <= nd) continue;
+          int fresh = dist[t] == UINT32_MAX;
+          dist[t] = nd;
+          parent[t] = v;
+          if (nd == d) cur[nc++] = t;
+          else if (fresh) next[nn++] = t;
+        }
+      }
+      uint32_t *tmp = cur;
+      cur = next;
+      next = tmp;
+      nc = nn;
+    }
+    for (uint32_t v = 0; v < n; v++) /* reached: final for the next kinds */
+      if (dist[v] != UINT32_MAX) dist[v] = 0;
+  }
+  free(dist);
+  free(cur);
+  free(next);
+  return rc;
+}
+
+struct holder { uint64_t retained; uint32_t node, from; /* path from `from` */ };
+static int by_retained_desc(const void *x, const void *y) {
+  const struct holder *a = x, *b = y;
+  if (a->retained != b->retained) return a->retained > b->retained ? -1 : 1;
+  return a->node < b->node ? -1 : a->node > b->node;
+}
+
+static int retention(struct sb *b) {
+  struct hg_graph *g = b->g;
+  const struct hg_dominators *d = b->d;
+  uint32_t n = g->node_count;
+  if (!n || !d->reachable_count) return 0;
+  uint64_t *top_bits = _hg_bits_new(n);
+  uint32_t *parent = NULL, *seed = NULL;
+  struct holder *cands = NULL;
+  uint32_t cap = 0;
+  uint32_t *top = malloc(HG_FLEET_TOP_HOLDERS * sizeof *top);
+  int rc = HG_ENOMEM;
+  if (!top_bits || !top) goto out;
+  /* Candidates: the top holders and every one above the threshold. */
+  uint32_t nc = 0;
+  uint32_t nt = hg_dominators_top(d, HG_FLEET_TOP_HOLDERS, top);
+  for (uint32_t i = 0; i < nt; i++) _hg_bit_set(top_bits, top[i]);
+#define IS_CAND(v) (d->retained[v] >= HG_FLEET_HOLDER_BYTES || _hg_bit(top_bits, v))
+  parent = _hg_malloc_big((size_t)n * sizeof *parent);
+  seed = _hg_malloc_big((size_t)n * sizeof *seed);
+  if (!parent || !seed || step_parents(g, parent, seed)) goto out;
+  for (uint32_t v = 0; v < n; v++) { /* in index order: reads retained[] sequentially */
+    if (!IS_CAND(v)) continue;
+    uint32_t p = d->idom[v], from = v;
+    if (p < n && step_key(g, p) == step_key(g, v)) continue; /* inside a run: its first block says it */
+    /* Unclassified storage (a vector's buffer) is named by its typed owner,
+     * the block its path comes from: skipped when the owner dominates it
+     * and is a holder (its bytes are the owner's already), else reported
+     * under the owner's path. */
+    uint32_t k = step_key(g, v), q = parent[v];
+    if ((k == 0 || k == STEP_REGION) && q < n && step_key(g, q) != 0 && step_key(g, q) != STEP_REGION) {
+      if (p == q && IS_CAND(q)) continue;
+      from = q;
+    }
+    if (nc == cap) {
+      struct holder *m = realloc(cands, (size_t)(cap = cap ? cap * 2 : 256) * sizeof *m);
+      if (!m) goto out;
+      cands = m;
+    }
+    cands[nc++] = (struct holder){d->retained[v], v, from};
+  }
+  if (nc > MAX_CANDIDATES) { /* keep the biggest */
+    qsort(cands, nc, sizeof *cands, by_retained_desc);
+    nc = MAX_CANDIDATES;
+  }
+  const char *steps[HG_FLEET_MAX_STEPS + 2];
+  const char *rev[HG_FLEET_MAX_STEPS];
+  char rootbuf[HG_FLEET_MAX_TEXT + 16];
+  char fieldbuf[HG_FLEET_MAX_STEPS][HG_FLEET_MAX_TEXT + 4];
+  for (uint32_t i = 0; i < nc && !b->err; i++) {
+    /* Walk up the BFS parents, a run of same-class blocks being one step
+     * (its field: the one into the run's first block); keep the
+     * HG_FLEET_MAX_STEPS - 2 steps nearest the holder. */
+    uint32_t u = cands[i].from, nrev = 0, total = 0, key = step_key(g, u), first = u, w = 0;
+    for (; w < MAX_WALK; w++) {
+      uint32_t p = parent[u];
+      if (p < n && step_key(g, p) == key) {
+        u = first = p;
+        continue;
+      }
+      if (nrev < HG_FLEET_MAX_STEPS - 2) {
+        const char *cls = step_class(g, key), *f = p < n ? field_into(g, p, first) : NULL;
+        if (f) {
+          snprintf(fieldbuf[nrev], sizeof fieldbuf[nrev], "%.*s: %s", (int)HG_FLEET_MAX_TEXT / 2, f, cls);
+          rev[nrev] = fieldbuf[nrev];
+        } else {
+          rev[nrev] = cls;
+        }
+        nrev++;
+      }
+      total++;
+      if (p >= n) break; /* u is a root's target */
+      u = first = p;
+      key = step_key(g, u);
+    }
+    uint32_t ns = 0;
+    if (w < MAX_WALK && parent[u] == HG_SUPER_ROOT) root_step(g, &g->roots[seed[u]], rootbuf, sizeof rootbuf);
+    else snprintf(rootbuf, sizeof rootbuf, "(deep)");
+    steps[ns++] = rootbuf;
+    if (total > nrev) steps[ns++] = "\xe2\x80\xa6"; /* … */
+    for (uint32_t j = nrev; j-- > 0;) steps[ns++] = rev[j];
+    add_sig(b, HG_FLEET_RETENTION, steps, ns, cands[i].retained, 1);
+  }
+  rc = b->err;
+out:
+#undef IS_CAND
+  free(top_bits);
+  free(cands);
+  free(top);
+  free(parent);
+  free(seed);
+  return rc;
+}
+
+/* ---- Leaks ---- */
+
+static int cmp_str(const void *x, const void *y) {
+  return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static int leaks(struct sb *b, uint64_t *leaked_bytes) {
+  struct hg_graph *g = b->g;
+  const struct hg_dominators *d = b->d;
+  struct hg_leaks *l = NULL;
+  int rc = hg_leaks_find(g, &l);
+  if (rc) return rc;
+  *leaked_bytes = l->leaked_bytes;
+  uint64_t *seen = _hg_bits_new(g->node_count);
+  uint32_t *q = malloc(LEAK_BFS * sizeof *q);
+  if (!seen || !q) rc = HG_ENOMEM;
+  for (uint32_t i = 0; i < l->count && i < MAX_LEAKS && !rc && !b->err; i++) {
+    const struct hg_leak *k = &l->leaks[i];
+    /* Breadth-first over leaked blocks from the root leak: its classes. */
+    uint32_t nq = 0, head = 0;
+    q[nq++] = k->node;
+    _hg_bit_set(seen, k->node);
+    while (head < nq) {
+      uint32_t v = q[head++];
+      for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && nq < LEAK_BFS; e++) {
+        uint32_t t = g->edge_target[e];
+        if (!_hg_retains(g->edge_kind[e]) || t >= g->node_count || _hg_bit(seen, t)) continue;
+        if (d->idom[t] != HG_NONE) continue; /* reachable: not part of the leak */
+        _hg_bit_set(seen, t);
+        q[nq++] = t;
+      }
+    }
+    const char *cls[LEAK_CLASSES + 1];
+    uint32_t nk = 0;
+    int cycle = k->group_count > 1;
+    const char *rootcls = step_class(g, step_key(g, k->node));
+    if (!cycle) cls[nk++] = rootcls; /* a lone block: its class leads */
+    uint32_t first = nk;
+    for (uint32_t j = 0; j < nq; j++) {
+      seen[q[j] >> 6] &= ~((uint64_t)1 << (q[j] & 63));
+      const char *c = step_class(g, step_key(g, q[j]));
+      int dup = 0;
+      for (uint32_t x = 0; x < nk && !dup; x++) dup = !strcmp(cls[x], c);
+      if (!dup && nk < LEAK_CLASSES) cls[nk++] = c;
+    }
+    qsort(cls + first, nk - first, sizeof *cls, cmp_str);
+    const char *steps[LEAK_CLASSES + 2];
+    steps[0] = cycle ? "cycle" : "single";
+    memcpy(steps + 1, cls, nk * sizeof *cls);
+    add_sig(b, HG_FLEET_LEAK, steps, nk + 1, k->owned_bytes, 1);
+  }
+  if (!rc) rc = b->err;
+  free(seen);
+  free(q);
+  hg_leaks_free(l);
+  return rc;
+}
+
+/* ---- Allocation sites and large allocations ---- */
+
+static const char *frame_name(struct sb *b, const struct hg_stack_frame *f, char *buf, size_t size) {
+  const char *s = b->opt && b->opt->frame_name ? b->opt->frame_name(b->opt->frame_ctx, b->g, f) : NULL;
+  if (s) return s;
+  if (f->image >= b->g->image_count) return "?"; /* never a raw address */
+  snprintf(buf, size, "%s+0x%llx", base_name(b->g->images[f->image].path),
+           (unsigned long long)f->offset);
+  return buf;
+}
+
+/* steps[first…] = the first HG_FLEET_SITE_FRAMES frames of stack id. */
+static uint32_t stack_steps(struct sb *b, uint32_t id, const char **steps, uint32_t first,
+                            char (*buf)[HG_FLEET_MAX_TEXT]) {
+  if (!id || id > b->g->stack_count) {
+    steps[first] = "(no stack)";
+    return first + 1;
+  }
+  const struct hg_stack *st = &b->g->stacks[id - 1];
+  uint32_t n = first;
+  for (uint32_t i = 0; i < st->frame_count && n - first < HG_FLEET_SITE_FRAMES; i++)
+  {
+    steps[n] = frame_name(b, &st->frames[i], buf[n - first], HG_FLEET_MAX_TEXT);
+    n++;
+  }
+  if (n == first) steps[n++] = "(no frames)";
+  return n;
+}
+
+struct site { uint32_t id; uint64_t retained; };
+static int by_site(const void *x, const void *y) {
+  const struct site *a = x, *c = y;
+  if (a->retained != c->retained) return a->retained > c->retained ? -1 : 1;
+  return a->id < c->id ? -1 : a->id > c->id;
+}
+
+static int sites(struct sb *b) {
+  struct hg_graph *g = b->g;
+  if (!g->has_stacks || !g->stack_count) return 0;
+  struct hg_stack_total *tot = NULL;
+  int rc = hg_stack_totals(g, b->d, &tot);
+  if (rc) return rc;
+  struct site *s = malloc((size_t)g->stack_count * sizeof *s);
+  if (!s) {
+    free(tot);
+    return HG_ENOMEM;
+  }
+  uint32_t ns = 0;
+  for (uint32_t id = 1; id <= g->stack_count; id++)
+    if (tot[id].nodes) s[ns++] = (struct site){id, tot[id].retained};
+  qsort(s, ns, sizeof *s, by_site);
+  const char *steps[HG_FLEET_SITE_FRAMES + 1];
+  char buf[HG_FLEET_SITE_FRAMES][HG_FLEET_MAX_TEXT];
+  for (uint32_t i = 0; i < ns && i < HG_FLEET_TOP_SITES; i++) {
+    uint32_t n = stack_steps(b, s[i].id, steps, 0, buf);
+    add_sig(b, HG_FLEET_SITE, steps, n, s[i].retained, tot[s[i].id].nodes);
+  }
+  free(s);
+  free(tot);
+  return b->err;
+}
+
+static void large(struct sb *b) {
+  const struct hg_graph *g = b->g;
+  const char *steps[HG_FLEET_SITE_FRAMES + 1];
+  char buf[HG_FLEET_SITE_FRAMES][HG_FLEET_MAX_TEXT], label[HG_SIZE_BUCKET_LABEL];
+  for (uint32_t i = 0; i < g->large_count; i++) {
+    snprintf(label, sizeof label, "<=%llu B",
+             (unsigned long long)((uint64_t)1 << _hg_size_bucket(g->large[i].size)));
+    steps[0] = label;
+    uint32_t n = stack_steps(b, g->large[i].stack, steps, 1, buf);
+    add_sig(b, HG_FLEET_LARGE, steps, n, g->large[i].size, 1);
+  }
+}
+
+/* ---- Census and metadata ---- */
+
+static int by_class(const void *x, const void *y) {
+  const struct hg_fleet_class *a = x, *c = y;
+  if (a->retained != c->retained) return a->retained > c->retained ? -1 : 1;
+  if (a->bytes != c->bytes) return a->bytes > c->bytes ? -1 : 1;
+  return strcmp(a->name, c->name);
+}
+
+static int census(struct sb *b, struct hg_fleet_summary *s) {
+  const struct hg_graph *g = b->g;
+  uint32_t nc = g->class_count + 1;
+  uint64_t *cnt = calloc(nc, 8), *bytes = calloc(nc, 8), *ret = calloc(nc, 8);
+  struct hg_fleet_class *rows = calloc(nc, sizeof *rows);
+  int rc = (!cnt || !bytes || !ret || !rows) ? HG_ENOMEM : hg_class_retained(g, b->d, cnt, bytes, ret);
+  uint32_t n = 0;
+  for (uint32_t c = 0; !rc && c < nc; c++)
+    if (cnt[c]) rows[n++] = (struct hg_fleet_class){step_class(g, c), cnt[c], bytes[c], ret[c]};
+  if (!rc) {
+    qsort(rows, n, sizeof *rows, by_class);
+    if (n > HG_FLEET_MAX_CLASSES) {
+      s->dropped += n - HG_FLEET_MAX_CLASSES;
+      n = HG_FLEET_MAX_CLASSES;
+    }
+    s->classes = _hg_fa_alloc(b->a, (size_t)(n ? n : 1) * sizeof *rows);
+    if (!s->classes) rc = HG_ENOMEM;
+  }
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    s->classes[i] = rows[i];
+    s->classes[i].name = text(b, rows[i].name);
+  }
+  if (!rc) s->class_count = n;
+  free(cnt);
+  free(bytes);
+  free(ret);
+  free(rows);
+  return rc ? rc : b->err;
+}
+
+static const char *app_key(const struct hg_graph *g, const char *key) {
+  for (size_t i = 0; i < g->meta.app_count; i++)
+    if (g->meta.app[i].key && !strcmp(g->meta.app[i].key, key)) return g->meta.app[i].value;
+  return NULL;
+}
+
+static uint64_t num_key(const struct hg_graph *g, const char *app, const char *cap) {
+  const char *v = app_key(g, app);
+  if (v) return strtoull(v, NULL, 10);
+  for (size_t i = 0; i < g->meta.capture_count; i++)
+    if (g->meta.capture[i].key && !strcmp(g->meta.capture[i].key, cap)) return g->meta.capture[i].value;
+  return 0;
+}
+
+static const char *opt_text(struct sb *b, const char *s) { return s ? text(b, s) : NULL; }
+
+static void metadata(struct sb *b, struct hg_fleet_summary *s) {
+  const struct hg_graph *g = b->g;
+  s->app = opt_text(b, app_key(g, "app"));
+  s->app_version = opt_text(b, app_key(g, "app_version"));
+  s->build = opt_text(b, app_key(g, "build"));
+  const char *os = app_key(g, "os_version");
+  s->os_version = opt_text(b, os ? os : g->meta.os_version);
+  s->device_model = opt_text(b, app_key(g, "device_model"));
+  s->device_id = opt_text(b, app_key(g, "device_id"));
+  s->session_id = opt_text(b, app_key(g, "session_id"));
+  s->trigger = opt_text(b, g->meta.trigger);
+  s->platform = opt_text(b, g->meta.platform);
+  s->process = opt_text(b, g->meta.process);
+  s->snapshot = b->opt && b->opt->snapshot ? text(b, base_name(b->opt->snapshot)) : NULL;
+  s->time_ns = g->meta.time_ns;
+  s->footprint = num_key(g, "footprint", "footprint_bytes");
+  s->limit = num_key(g, "limit", "limit_bytes");
+  s->checksum = g->checksum;
+  s->file_size = g->file_size;
+  s->nodes = g->node_count;
+  s->edges = g->edge_count;
+  for (uint32_t v = 0; v < g->node_count; v++) s->heap_bytes += g->node_size[v];
+}
+
+/* ---- Putting it together ---- */
+
+static int by_bytes(const void *x, const void *y) {
+  const struct hg_fleet_sig *a = x, *c = y;
+  if (a->bytes != c->bytes) return a->bytes > c->bytes ? -1 : 1;
+  return a->hash < c->hash ? -1 : a->hash > c->hash;
+}
+
+static int by_sig(const void *x, const void *y) {
+  const struct hg_fleet_sig *a = x, *c = y;
+  if (a->kind != c->kind) return a->kind < c->kind ? -1 : 1;
+  if (a->bytes != c->bytes) return a->bytes > c->bytes ? -1 : 1;
+  return a->hash < c->hash ? -1 : a->hash > c->hash;
+}
+
+int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options *opt,
+                       struct hg_fleet_summary **out) {
+  *out = NULL;
+  struct _hg_arena a = {0};
+  struct hg_fleet_summary *s = _hg_fa_result(&a, sizeof *s);
+  if (!s) return HG_ENOMEM;
+  struct sb b = {.g = g, .a = &a, .opt = opt};
+  int rc = hg_dominators_compute(g, &b.d);
+  s->format = HG_FLEET_SUMMARY_FORMAT;
+  if (!rc) {
+    s->reachable_bytes = b.d->reachable_bytes;
+    metadata(&b, s);
+    rc = census(&b, s);
+  }
+  if (!rc) rc = retention(&b);
+  if (!rc) rc = leaks(&b, &s->leaked_bytes);
+  if (!rc) rc = sites(&b);
+  if (!rc) large(&b);
+  if (!rc) rc = b.err;
+  if (!rc) {
+    qsort(b.sigs, b.n, sizeof *b.sigs, by_sig);
+    uint32_t keep = b.n < HG_FLEET_MAX_SIGS ? b.n : HG_FLEET_MAX_SIGS;
+    if (b.n > HG_FLEET_MAX_SIGS) { /* keep the biggest across kinds */
+      qsort(b.sigs, b.n, sizeof *b.sigs, by_bytes); /* then back to kind order */
+      s->dropped += b.n - keep;
+      qsort(b.sigs, keep, sizeof *b.sigs, by_sig);
+    }
+    s->sigs = _hg_fa_alloc(&a, (size_t)(keep ? keep : 1) * sizeof *s->sigs);
+    if (!s->sigs) rc = HG_ENOMEM;
+    else {
+      memcpy(s->sigs, b.sigs, (size_t)keep * sizeof *s->sigs);
+      s->sig_count = keep;
+    }
+  }
+  hg_dominators_free(b.d);
+  free(b.sigs);
+  free(b.slot);
+  if (rc) {
+    _hg_fa_free(&a);
+    return rc;
+  }
+  s->priv = _hg_fa_keep(&a, s, sizeof *s);
+  *out = s;
+  return 0;
+}
+
+void hg_fleet_summary_free(struct hg_fleet_summary *s) {
+  if (s) _hg_fa_release(s->priv);
+}
