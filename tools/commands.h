@@ -29,8 +29,8 @@
   X(nodes,    "list nodes (one JSON object per line with --json)")            \
   X(edges,    "list edges (one JSON object per line with --json)")          \
   X(stacks,   "allocation stacks: live count, bytes, retained bytes per stack") \
-  X(upload,   "send snapshots (a file or a spool) to the backend (libcurl)")
-  X(msl,      "MallocStackLogging .index file (libmalloc <= 166): live blocks per stack id")
+  X(upload,   "send snapshots (a file or a spool) to the backend (libcurl)")   \
+  X(msl,      "MallocStackLogging .index file (libmalloc <= 166): live blocks per stack id") \
   X(fleet,    "issues across many snapshots: ranked, new/regressed per version")
 
 #define HG_DECLARE_COMMAND(name, summary) int cmd_##name(int argc, char **argv);
