@@ -55,9 +55,10 @@ for r in $(seq "$ROUNDS"); do
 done
 # the same on the other allocators (preloaded: the program stays the same)
 libdir=$(dirname "$(${CC:-cc} -print-file-name=libc.so.6)")
-for a in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc:libmimalloc.so.2; do
+for a in jemalloc:libjemalloc.so.2 tcmalloc:libtcmalloc_minimal.so.4 mimalloc:libmimalloc.so.2 mimalloc:libmimalloc.so.3; do
   n=${a%%:*} f=$libdir/${a#*:}
   [ -f "$f" ] || f=/usr/lib/x86_64-linux-gnu/${a#*:}
+  [ -f "$tmp/$n.info" ] && continue # one mimalloc
   [ -f "$f" ] || { echo "bench-stacks: $n not installed, skipped"; continue; }
   for r in $(seq "${HG_BENCH_ALLOC_ROUNDS:-3}"); do
     run "$n.base" env LD_PRELOAD="$f" "$W" "$ITER" "$LIVE"

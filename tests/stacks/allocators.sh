@@ -18,14 +18,16 @@ tmp=$(mktemp -d /tmp/hg_allocs.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 libdir=$(dirname "$(${CC:-cc} -print-file-name=libc.so.6)")
-lib_of() { # allocator -> its shared library (for LD_PRELOAD)
+lib_of() { # allocator -> its shared library (for LD_PRELOAD; mimalloc 3 is .so.3)
   case $1 in
-    jemalloc) n=libjemalloc.so.2 ;;
-    tcmalloc) n=libtcmalloc_minimal.so.4 ;;
-    mimalloc) n=libmimalloc.so.2 ;;
+    jemalloc) ns="libjemalloc.so.2" ;;
+    tcmalloc) ns="libtcmalloc_minimal.so.4" ;;
+    mimalloc) ns="libmimalloc.so.2 libmimalloc.so.3" ;;
   esac
   for d in "$libdir" /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do
-    [ -f "$d/$n" ] && { echo "$d/$n"; return; }
+    for n in $ns; do
+      [ -f "$d/$n" ] && { echo "$d/$n"; return; }
+    done
   done
 }
 
