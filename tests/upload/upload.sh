@@ -10,6 +10,7 @@
 #      while the server holds its answer; then the spool is uploaded: no
 #      request the server refuses as not whole (422), every snapshot stored
 #      once, nothing left in the spool, no temporary left
+#   2b. the capture policy through the agent: 2 per app version, across runs
 #   3. the agent end to end: grow.c under RLIMIT_AS with `heapgraph run
 #      --watch --limit-fraction` captures at the threshold into a spool, and
 #      its upload thread delivers the snapshot to the server; the stored
@@ -121,6 +122,20 @@ for f in "$tmp"/s2/store/*.hgsnap; do
   "$CLI" verify "$f" >/dev/null 2>&1 || bad_files=$((bad_files + 1))
 done
 [ $bad_files = 0 ] && ok "every stored snapshot verifies" || bad "$bad_files stored snapshots do not verify"
+
+# ---- 2b. the capture policy through the agent, across runs: 2 per version
+sp="$tmp/spoolp"
+for i in 1 2 3; do
+  HEAPGRAPH_WATCH=1 HEAPGRAPH_WATCH_RSS=1M HEAPGRAPH_WATCH_POLL_MS=20 HEAPGRAPH_SPOOL="$sp" \
+    HEAPGRAPH_SPOOL_MIN_FREE=0 HEAPGRAPH_POLICY_FIRES=2 HEAPGRAPH_POLICY_PER_VERSION=2 HEAPGRAPH_APP_VERSION=7.0 \
+    LD_PRELOAD="$LIB" "$GROW" 20 512 1500 >"$tmp/outp$i" 2>&1
+done
+np=$(ls "$sp" | grep -c '\.hgsnap\.gz$')
+if [ "$np" = 2 ] && grep -q "captures per version and period used up" "$tmp/outp3"; then
+  ok "policy across runs: 2 captures for version 7.0, the third run refused (quota in the spool's state)"
+else
+  bad "policy across runs: $np files; run 3: $(cat "$tmp/outp3")"
+fi
 
 # ---- 3. the agent end to end under RLIMIT_AS
 start_server "$tmp/s3" ""
