@@ -111,8 +111,10 @@ st=$(statuses "$tmp/s2")
 n201=$(printf '%s' "$st" | tr ',' '\n' | grep -c '^201$')
 n422=$(printf '%s' "$st" | tr ',' '\n' | grep -c '^422$')
 left=$(ls -A "$sp" | grep -v -e '^install-id$' -e '^state$' -e '^\.lock$' -e '^\.upload$' | wc -l)
-if [ $rc = 0 ] && [ "$n422" = 0 ] && [ "$n201" -ge 1 ] && [ "$(stored "$tmp/s2")" = "$n201" ] && [ "$left" = 0 ]; then
-  ok "kill -9 at every step: $n201 snapshots stored once each, none refused as not whole, spool empty ($st)"
+queued=$(grep -c "^sent\|^duplicate" "$tmp/out2k")
+if [ $rc = 0 ] && [ "$n422" = 0 ] && [ "$n201" -ge 1 ] && [ "$(stored "$tmp/s2")" = "$n201" ] && [ "$left" = 0 ] &&
+   ! grep -q "dropped" "$tmp/out2k"; then
+  ok "kill -9 at every step: $n201 snapshots stored once each ($queued answers to the second uploader), none refused as not whole or dropped, spool empty ($st)"
 else
   bad "kill -9: rc $rc statuses '$st' stored $(stored "$tmp/s2") left $left: $(ls -A "$sp") $(cat "$tmp/out2k")"
 fi
