@@ -179,6 +179,7 @@ static int policy_allows(struct _hg_policy *pol, uint64_t now_ns) {
   const char *ver = W.o.version >= 2 && W.o.device && W.o.device->version == HG_DEVICE_INFO_VERSION
                         ? W.o.device->app_version : NULL;
   int v = HG_POLICY_CAPTURE;
+  if (po && pol->o.once_per_session && pol->captured) return HG_POLICY_SESSION; /* no state file read */
   if (po) {
     int fg, batt, chg;
     _hg_device_get_state(&fg, &batt, &chg);

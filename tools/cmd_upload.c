@@ -101,7 +101,13 @@ int cmd_upload(int argc, char **argv) {
   }
   struct hg_spool *sp = NULL;
   char tmpdir[4096] = "";
-  int rc = spool_dir ? hg_spool_open(spool_dir, NULL, &sp) : stage_file(argv[1], tmpdir, sizeof tmpdir, &sp);
+  /* the spool's owner set its budgets: opening it here must never drop a file */
+  struct hg_spool_limits keep;
+  hg_spool_limits_init(&keep);
+  keep.max_files = UINT32_MAX;
+  keep.max_bytes = UINT64_MAX;
+  keep.min_free_bytes = 0;
+  int rc = spool_dir ? hg_spool_open(spool_dir, &keep, &sp) : stage_file(argv[1], tmpdir, sizeof tmpdir, &sp);
   if (rc) {
     fprintf(stderr, "heapgraph upload: %s: %s\n", spool_dir ? spool_dir : argv[1], hg_error_string(rc));
     if (tmpdir[0]) remove_dir(tmpdir);

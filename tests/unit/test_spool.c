@@ -65,7 +65,7 @@ static void test_budget(void) {
   struct hg_spool *s;
   REQUIRE(hg_spool_open(dir, &l, &s) == 0);
   CHECK(strlen(hg_spool_install_id(s)) == 32);
-  char names[5][8];
+  char names[5][16];
   for (int i = 0; i < 5; i++) {
     snprintf(names[i], sizeof names[i], "s%d", i);
     REQUIRE(snap(dir, names[i]) == 0);

@@ -10,6 +10,7 @@
 #      while the server holds its answer; then the spool is uploaded: no
 #      request the server refuses as not whole (422), every snapshot stored
 #      once, nothing left in the spool, no temporary left
+#   2b. the capture policy through the agent: 2 per app version, across runs
 #   3. the agent end to end: grow.c under RLIMIT_AS with `heapgraph run
 #      --watch --limit-fraction` captures at the threshold into a spool, and
 #      its upload thread delivers the snapshot to the server; the stored
@@ -110,8 +111,10 @@ st=$(statuses "$tmp/s2")
 n201=$(printf '%s' "$st" | tr ',' '\n' | grep -c '^201$')
 n422=$(printf '%s' "$st" | tr ',' '\n' | grep -c '^422$')
 left=$(ls -A "$sp" | grep -v -e '^install-id$' -e '^state$' -e '^\.lock$' -e '^\.upload$' | wc -l)
-if [ $rc = 0 ] && [ "$n422" = 0 ] && [ "$n201" -ge 1 ] && [ "$(stored "$tmp/s2")" = "$n201" ] && [ "$left" = 0 ]; then
-  ok "kill -9 at every step: $n201 snapshots stored once each, none refused as not whole, spool empty ($st)"
+queued=$(grep -c "^sent\|^duplicate" "$tmp/out2k")
+if [ $rc = 0 ] && [ "$n422" = 0 ] && [ "$n201" -ge 1 ] && [ "$(stored "$tmp/s2")" = "$n201" ] && [ "$left" = 0 ] &&
+   ! grep -q "dropped" "$tmp/out2k"; then
+  ok "kill -9 at every step: $n201 snapshots stored once each ($queued answers to the second uploader), none refused as not whole or dropped, spool empty ($st)"
 else
   bad "kill -9: rc $rc statuses '$st' stored $(stored "$tmp/s2") left $left: $(ls -A "$sp") $(cat "$tmp/out2k")"
 fi
@@ -121,6 +124,20 @@ for f in "$tmp"/s2/store/*.hgsnap; do
   "$CLI" verify "$f" >/dev/null 2>&1 || bad_files=$((bad_files + 1))
 done
 [ $bad_files = 0 ] && ok "every stored snapshot verifies" || bad "$bad_files stored snapshots do not verify"
+
+# ---- 2b. the capture policy through the agent, across runs: 2 per version
+sp="$tmp/spoolp"
+for i in 1 2 3; do
+  HEAPGRAPH_WATCH=1 HEAPGRAPH_WATCH_RSS=1M HEAPGRAPH_WATCH_POLL_MS=20 HEAPGRAPH_SPOOL="$sp" \
+    HEAPGRAPH_SPOOL_MIN_FREE=0 HEAPGRAPH_POLICY_FIRES=2 HEAPGRAPH_POLICY_PER_VERSION=2 HEAPGRAPH_APP_VERSION=7.0 \
+    LD_PRELOAD="$LIB" "$GROW" 20 512 1500 >"$tmp/outp$i" 2>&1
+done
+np=$(ls "$sp" | grep -c '\.hgsnap\.gz$')
+if [ "$np" = 2 ] && grep -q "captures per version and period used up" "$tmp/outp3"; then
+  ok "policy across runs: 2 captures for version 7.0, the third run refused (quota in the spool's state)"
+else
+  bad "policy across runs: $np files; run 3: $(cat "$tmp/outp3")"
+fi
 
 # ---- 3. the agent end to end under RLIMIT_AS
 start_server "$tmp/s3" ""
