@@ -486,8 +486,15 @@ static const char *app_key(const struct hg_graph *g, const char *key) {
   return NULL;
 }
 
-static uint64_t num_key(const struct hg_graph *g, const char *app, const char *cap) {
-  const char *v = app_key(g, app);
+/* The watcher writes its device metadata as dotted keys (capture/device.c:
+ * app.version, device.model, ...); an app may set the plain ones itself. */
+static const char *app_key2(const struct hg_graph *g, const char *dotted, const char *plain) {
+  const char *v = app_key(g, dotted);
+  return v ? v : app_key(g, plain);
+}
+
+static uint64_t num_key(const struct hg_graph *g, const char *dotted, const char *app, const char *cap) {
+  const char *v = app_key2(g, dotted, app);
   if (v) return strtoull(v, NULL, 10);
   for (size_t i = 0; i < g->meta.capture_count; i++)
     if (g->meta.capture[i].key && !strcmp(g->meta.capture[i].key, cap)) return g->meta.capture[i].value;
@@ -498,21 +505,21 @@ static const char *opt_text(struct sb *b, const char *s) { return s ? text(b, s)
 
 static void metadata(struct sb *b, struct hg_fleet_summary *s) {
   const struct hg_graph *g = b->g;
-  s->app = opt_text(b, app_key(g, "app"));
-  s->app_version = opt_text(b, app_key(g, "app_version"));
-  s->build = opt_text(b, app_key(g, "build"));
-  const char *os = app_key(g, "os_version");
+  s->app = opt_text(b, app_key2(g, "app.name", "app"));
+  s->app_version = opt_text(b, app_key2(g, "app.version", "app_version"));
+  s->build = opt_text(b, app_key2(g, "app.build", "build"));
+  const char *os = app_key2(g, "device.os_version", "os_version");
   s->os_version = opt_text(b, os ? os : g->meta.os_version);
-  s->device_model = opt_text(b, app_key(g, "device_model"));
-  s->device_id = opt_text(b, app_key(g, "device_id"));
-  s->session_id = opt_text(b, app_key(g, "session_id"));
+  s->device_model = opt_text(b, app_key2(g, "device.model", "device_model"));
+  s->device_id = opt_text(b, app_key2(g, "device.install_id", "device_id"));
+  s->session_id = opt_text(b, app_key2(g, "device.session_id", "session_id"));
   s->trigger = opt_text(b, g->meta.trigger);
   s->platform = opt_text(b, g->meta.platform);
   s->process = opt_text(b, g->meta.process);
   s->snapshot = b->opt && b->opt->snapshot ? text(b, base_name(b->opt->snapshot)) : NULL;
   s->time_ns = g->meta.time_ns;
-  s->footprint = num_key(g, "footprint", "footprint_bytes");
-  s->limit = num_key(g, "limit", "limit_bytes");
+  s->footprint = num_key(g, "device.footprint", "footprint", "footprint_bytes");
+  s->limit = num_key(g, "device.limit", "limit", "limit_bytes");
   s->checksum = g->checksum;
   s->file_size = g->file_size;
   s->nodes = g->node_count;
