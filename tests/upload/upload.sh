@@ -167,6 +167,17 @@ assert j["counts"]["nodes"] > 20000, j["counts"]
 EOF
   n3000=$("$CLI" nodes --json "$tmp/s3/store/$got" 2>/dev/null | grep -c '"size":30[01][0-9],')
   [ "$n3000" -gt 20000 ] && ok "agent: $n3000 blocks of grow's 3000 bytes in the snapshot" || bad "agent: $n3000 3000-byte blocks"
+  # the backend's side of the same file: fleet's summary groups it by the watcher's metadata
+  "$CLI" fleet --summaries --cache-dir "$tmp/fleet3" "$tmp/s3/store/$got" >"$tmp/sum3" 2>&1
+  "$PY" - "$tmp/sum3" "$tmp/info3" <<'EOF' && ok "agent: fleet's summary of the uploaded snapshot has its app version, device and session" || bad "fleet summary: $(head -c 3000 "$tmp/sum3")"
+import json, sys
+s = json.loads(open(sys.argv[1]).readline())
+app = json.load(open(sys.argv[2]))["app"]
+assert s["app_version"] == "1.2.3" and s["app"] == "grow", s
+assert s["device_id"] == app["device.install_id"], s
+assert s["session_id"] == app["device.session_id"] and s["device_model"] == app["device.model"], s
+assert s["limit"] == 500000 * 1024 and s["footprint"] > 64 << 20, s
+EOF
 else
   bad "agent: rc $rc statuses '$(statuses "$tmp/s3")' store '$got': $(cat "$tmp/out3")"
 fi
