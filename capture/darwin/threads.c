@@ -277,7 +277,8 @@ int _hg_plat_threads_finish(struct hg_cap *c) {
                          &t->stack_hi))
       t->stack_lo = t->stack_hi = 0;
     /* TLS: the pthread_t and its TSD slots, unless it lies in an image's
-     * data (the main thread's, inside libpthread: a global root already) */
+     * data: the main thread's is a static in dyld (dyld-1378 owns it, not
+     * libpthread), a global root because images.c lists dyld itself */
     t->tls_lo = t->tls_hi = 0;
     int64_t ti = p && p->pthread ? _hg_region_find(c, p->pthread) : -1;
     if (ti >= 0) {
