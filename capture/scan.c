@@ -61,14 +61,14 @@ static inline void exclude(uint64_t a, uint64_t b, uint64_t lo, uint64_t hi, uin
  * state (c->not_roots: glibc's malloc_state holds top, last_remainder and
  * bin heads, chunk addresses that fall in the last 8 bytes of the block
  * before each free chunk, and rooted a leaked block that happened to sit
- * before one; issue 26). In anonymous memory (`other`) also less what a
+ * before one; issue 26). In anonymous memory (other = 1) also less what a
  * root range covers (scanned under its own kind: an image's bss lies in an
  * anonymous mapping past the file's pages, and was once reported twice)
  * and less the allocation-stack recorder's tables (they hold block
  * addresses: each would be a root; alloc_record.h), should a region merge
  * them with the app's memory. */
-static int scan_minus(struct hg_cap *c, uint64_t lo, uint64_t hi, uint32_t kind, uint32_t owner) {
-  int other = kind == HG_ROOT_OTHER;
+static int scan_minus(struct hg_cap *c, uint64_t lo, uint64_t hi, uint32_t kind, uint32_t owner,
+                      int other) {
   size_t nr = other ? _hg_vec_len(&c->ranges) : 0, nn = _hg_vec_len(&c->not_roots);
   while (lo < hi) {
     uint64_t cut = hi, skip = lo; /* scan [lo, cut), or jump to skip */
@@ -96,7 +96,7 @@ static int scan_minus(struct hg_cap *c, uint64_t lo, uint64_t hi, uint32_t kind,
 }
 
 static int scan_other(struct hg_cap *c, uint64_t lo, uint64_t hi) {
-  return scan_minus(c, lo, hi, HG_ROOT_OTHER, HG_NO_OWNER);
+  return scan_minus(c, lo, hi, HG_ROOT_OTHER, HG_NO_OWNER, 1);
 }
 
 /* Anonymous private writable memory that is neither heap, stack, image nor
@@ -155,7 +155,7 @@ int _hg_scan_roots(struct hg_cap *c) {
   size_t nr = _hg_vec_len(&c->ranges);
   for (size_t i = 0; i < nr; i++) {
     const struct hg_crange *g = _hg_vec_at(&c->ranges, i);
-    if ((rc = scan_minus(c, g->lo, g->hi, g->kind, g->owner))) return rc;
+    if ((rc = scan_minus(c, g->lo, g->hi, g->kind, g->owner, 0))) return rc;
   }
   return scan_anon(c);
 }
