@@ -198,8 +198,10 @@ HG_NO_ASAN static int probe_fastbins(void) {
   int plain = 0, safe = 0;
   for (int i = 0; i < PROBE_N; i++) {
     uint64_t size, next_size;
-    link[i] = ((volatile uint64_t *)x[i])[0];
-    inuse[i] = safe_read(x[i] - 8, &size, sizeof size) == 0 &&
+    /* through safe_read: a block of a thread without an arena (its first
+     * malloc near an address-space limit) is mmapped, and free unmapped it */
+    inuse[i] = safe_read(x[i], &link[i], sizeof link[i]) == 0 &&
+               safe_read(x[i] - 8, &size, sizeof size) == 0 &&
                safe_read(x[i] - 16 + (size & ~(uint64_t)7) + 8, &next_size, sizeof next_size) == 0 &&
                (next_size & 1);
   }
