@@ -109,6 +109,20 @@ else
   bad "cbor2 decoder"; cat "$tmp/cbor"
 fi
 "$CLI" verify "$tmp/sites.hgsnap" && ok "heapgraph verify" || bad "verify"
+# fleet's allocation-site signatures on the same real snapshot (docs/fleet.md)
+"$CLI" fleet --summaries --cache-dir "$tmp/fleet" "$tmp/sites.hgsnap" >"$tmp/sum" 2>"$tmp/err" || { bad "fleet --summaries"; cat "$tmp/err"; }
+if "$PY" - "$tmp/sum" <<'PYEOF'
+import json, sys
+s = json.loads(open(sys.argv[1]).readline())
+site = {g["path"][0]: g for g in s["signatures"] if g["kind"] == "site"}
+assert site["site_a"]["count"] == 100 and site["site_a"]["path"][1] == "a_mid", site.get("site_a")
+assert site["site_t"]["count"] == 1000, site.get("site_t")
+assert site["lib_alloc"]["path"][1] == "lib_site", site.get("lib_alloc")
+assert all(g["algo"] >= 1 and g["bytes"] > 0 for g in site.values())
+assert not any(f.startswith("0x") for g in site.values() for f in g["path"]), "raw address in a site path"
+PYEOF
+then ok "fleet summary: site signatures of the planted sites (counts, symbol frames, no raw addresses)"
+else bad "fleet site signatures: $(head -c 2000 "$tmp/sum")"; fi
 
 # ---- 3. budget exhaustion ----
 if timeout 120 "$CLI" run --stacks --stacks-budget 1M -o "$tmp/budget.hgsnap" -- "$P" many 200000 2>"$tmp/err" &&
@@ -149,6 +163,15 @@ if timeout 120 "$CLI" run --large-alloc 1M -o "$tmp/large.hgsnap" -- "$P" large 
 else
   bad "large-allocation reports"; cat "$tmp/err"
 fi
+"$CLI" fleet --summaries --cache-dir "$tmp/fleet" "$tmp/large.hgsnap" >"$tmp/lsum" 2>&1
+if "$PY" -c '
+import json, sys
+s = json.loads(open(sys.argv[1]).readline())
+g = [g for g in s["signatures"] if g["kind"] == "large"]
+assert len(g) == 1 and g[0]["count"] == 3 and g[0]["bytes"] == 3 * 2097152, g
+assert g[0]["path"][:2] == ["<=2097152 B", "site_large"], g
+' "$tmp/lsum"; then ok "fleet summary: one large-allocation signature (size bucket + site_large), 3 blocks"
+else bad "fleet large signature: $(head -c 2000 "$tmp/lsum")"; fi
 "$CLI" stacks "$tmp/large.hgsnap" --json >"$tmp/large.json"
 addr=$("$PY" -c '
 import json, sys
