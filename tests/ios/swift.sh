@@ -8,7 +8,7 @@
 # Swift tests (tests/ios/HeapGraphTests: capture, read back, errors, watcher)
 # pass. Also checks the C target's .d files name no libcbor/xxhash header of
 # the root's /usr/include, and, given an XCFramework zip
-# (build/xcframework/CHeapGraph.xcframework.zip), that
+# (build/xcframework/ or build/isolated/xcframework/), that
 # `swift package compute-checksum` agrees with the sha256 written next to it.
 #
 #   tests/ios/swift.sh             (as root) a fresh copy of the cached root
@@ -31,8 +31,9 @@ trap cleanup EXIT INT TERM
 # the package's files as the work tree has them (tracked and new, not ignored)
 rm -rf "$root/src" && mkdir -p "$root/src"
 git ls-files -co --exclude-standard -z | xargs -0 tar cf - | tar xf - -C "$root/src"
-zip=build/xcframework/CHeapGraph.xcframework.zip
-if [ -f "$zip" ] && [ -f "$zip.sha256" ]; then cp "$zip" "$zip.sha256" "$root/src/"; fi
+for zip in build/xcframework/CHeapGraph.xcframework.zip build/isolated/xcframework/CHeapGraph.xcframework.zip; do
+  if [ -f "$zip" ] && [ -f "$zip.sha256" ]; then cp "$zip" "$zip.sha256" "$root/src/"; break; fi
+done
 
 t0=$(date +%s)
 sh scripts/debroot.sh run "$root" sh -eu -c '
