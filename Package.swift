@@ -1,7 +1,7 @@
 // swift-tools-version:5.9
 // Package.swift — heapgraph as a Swift package: the C library (target
 // CHeapGraph: the portable sources, the platform's backend, our own CBOR and
-// XXH64 — no third-party code, no system library but libc/libSystem) and the
+// XXH64 — no third-party code; system libraries: libSystem/libc and zlib) and the
 // Swift API (target HeapGraph, Sources/HeapGraph). docs/integration-ios.md
 // explains the five-minute path; tests/ios/swift.sh builds and tests this
 // package on Linux in a Debian trixie root with swiftlang.
@@ -42,6 +42,9 @@ let package = Package(
                 .define("_GNU_SOURCE", .when(platforms: [.linux])),
             ],
             linkerSettings: [
+                // the spool's gzip (device-upload issue) uses the system zlib:
+                // libz.tbd in every Apple SDK, zlib1g on Linux
+                .linkedLibrary("z"),
                 .linkedLibrary("pthread", .when(platforms: [.linux])),
                 .linkedLibrary("dl", .when(platforms: [.linux])),
             ]
