@@ -7,6 +7,7 @@
 #   make fuzz          build libFuzzer targets (clang-14); `make fuzz-run FUZZ_SECONDS=60`
 #   make install PREFIX=/usr/local DESTDIR=   /   make uninstall
 #   make darwin        cross-compile for macOS (zig)
+#   make xcframework   CHeapGraph.xcframework + zip + SwiftPM checksum (IOS_SDK=…; mk/xcframework.mk)
 #
 # Packages: each goal names the scripts/deps.sh group it needs (DEPS.<goal>,
 # at the bottom of this file) and make runs deps.sh for the goals asked for

@@ -1,15 +1,16 @@
 /*
  * cbor_lite.c — heapgraph's own implementation of the small part of the
  * libcbor 0.8 API that graph/ uses (cbor_encode_* heads and the one-item
- * streaming decoder cbor_stream_decode), written from RFC 8949 against the
- * declarations of Debian's libcbor-dev headers.
+ * streaming decoder cbor_stream_decode), written from RFC 8949 against our
+ * own declarations of that API (compat/include/cbor.h, which renames the
+ * functions _hg_cbor_*).
  *
- * Built ONLY by the Darwin cross build (mk/darwin.mk): Apple platforms have
- * no libcbor, and nothing but Debian/npm packages may be fetched, so the
- * macOS/iOS library carries this subset instead of requiring the app to
- * build libcbor. On Linux the real libcbor is linked and this file is
- * compiled only by tests/unit/test_darwin_cbor.c, under other names
- * (HG_CBOR_LITE_PREFIX), to check it byte for byte against libcbor.
+ * Built by the Apple builds (mk/darwin.mk, mk/xcframework.mk) and the Swift
+ * package: Apple platforms have no libcbor, so the macOS/iOS library carries
+ * this subset instead of requiring the app to build libcbor. The Linux
+ * Makefile build links the real libcbor; there this file is also compiled by
+ * tests/unit/test_darwin_cbor.c, under other names (HG_CBOR_LITE_PREFIX)
+ * against Debian's cbor.h, to check it byte for byte against libcbor.
  *
  * Never allocates; never reads past `source_size`.
  */

@@ -19,10 +19,10 @@ struct table {
   uint32_t nslots;       /* power of two */
 };
 
-/* XXH3 of the name, seeded with the kind; the unclassified bucket (no name)
+/* XXH64 of the name, seeded with the kind; the unclassified bucket (no name)
  * hashes apart from the empty name. */
 static uint64_t hash(const char *s, uint32_t kind) {
-  return s ? XXH3_64bits_withSeed(s, strlen(s), kind) : ~XXH3_64bits_withSeed("", 0, kind);
+  return s ? XXH64(s, strlen(s), kind) : ~XXH64("", 0, kind);
 }
 
 static int same(const struct hg_class_delta *d, const char *name, uint32_t kind) {

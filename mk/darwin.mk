@@ -7,19 +7,21 @@
 # examples/demo, and checks with `file` that every output is Mach-O of the right
 # architecture.
 #
-# Third-party code on Apple platforms:
-#   xxhash  — Debian's libxxhash-dev /usr/include/xxhash.h compiled in with
-#             XXH_INLINE_ALL (compiled from the Debian header, nothing copied).
-#   libcbor — there is none on Apple platforms and nothing may be downloaded, so
-#             compat/cbor_lite.c (our own code) implements the libcbor 0.8 subset
-#             graph/ uses, declared by Debian's libcbor-dev headers. It is linked
-#             into both outputs: the app needs no libcbor.
-# Headers are taken from Debian through symlinks in the build directory.
-#   zlib    — the spool's gzip (capture/gzip.c) links the system's libz, which
-#             every Apple SDK has (usr/lib/libz.tbd); zig ships zlib.h but no
-#             libz stub, so the macOS link uses a three-symbol text stub
-#             ($(DARWIN_OUT)/lib/libz.tbd, written below: install name
-#             /usr/lib/libz.1.dylib), the iOS link the SDK's own.
+# No third-party code and no header from this machine's /usr/include: the
+# Apple builds compile against the SDK (zig's bundled macOS headers for
+# `make darwin`) and the repository only. compat/include/ holds our own
+# declarations of what graph/ uses of libcbor (cbor.h, implemented by
+# compat/cbor_lite.c) and of xxHash (xxhash.h, over our own XXH64 in
+# compat/xxh64.h): the app links no libcbor and no xxHash, and the library
+# defines none of their symbols. Every build checks its .d files for a
+# /usr/include path (apple-deps-check); tests/ios/isolated.sh builds with
+# /usr/include hidden.
+#
+# zlib: the spool's gzip (capture/gzip.c) links the system's libz, which every
+# Apple SDK has (usr/lib/libz.tbd; zlib.h from the SDK, or zig's bundled one);
+# zig has no libz stub, so the macOS link uses a three-symbol text stub
+# ($(DARWIN_OUT)/lib/libz.tbd, the rule below: install name
+# /usr/lib/libz.1.dylib), the iOS link the SDK's own.
 #
 # `make ios IOS_SDK=path`: the same sources for arm64-apple-ios14.0 with
 # Debian's clang-14, llvm-ar-14 and ld64.lld-14 (scripts/deps.sh ios) against
@@ -34,48 +36,51 @@ DARWIN_ARCHS   := aarch64 x86_64
 DARWIN_DIRS    := graph cxxabi machoparse capture capture/classify capture/darwin_portable capture/darwin capture/stacks capture/stacks/darwin
 DARWIN_SRC      = $(sort $(foreach d,$(DARWIN_DIRS),$(wildcard $(d)/*.c))) compat/cbor_lite.c
 DARWIN_CFLAGS  := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
-                  -Iinclude -I. -I$(DARWIN_OUT)/include -DXXH_INLINE_ALL
+                  -Iinclude -I. -Icompat/include
 DARWIN_ENV     := ZIG_GLOBAL_CACHE_DIR=$(CURDIR)/$(DARWIN_OUT)/zig-cache \
                   ZIG_LOCAL_CACHE_DIR=$(CURDIR)/$(DARWIN_OUT)/zig-cache
+
+# apple_deps_check DIR NAME: every header the compiler read for the objects
+# under DIR (their -MD .d files, which list system headers too; symlinks
+# resolved) is the SDK's, the compiler's own or the repository's; one under
+# /usr/include fails the build (the Apple builds must not depend on this
+# Debian machine's headers). Prints where the headers came from.
+apple_deps_check = @sh tests/ios/deps_check.sh $(1) $(2)
 
 # mach-o arch names as `file` prints them
 darwin_file_arch = $(if $(filter aarch64,$(1)),arm64,x86_64)
 
-.PHONY: darwin darwin-deps darwin-headers darwin-check-files ios ios-deps ios-headers ios-check
+.PHONY: darwin darwin-deps darwin-check-files ios ios-deps ios-check apple-deps-check
 
 darwin: darwin-check-files
 
 darwin-deps:
 	@sh $(DEPS) darwin
 
-# Debian's headers for the cross build (symlinks: nothing is copied).
-darwin-headers: darwin-deps
-	@mkdir -p $(DARWIN_OUT)/include
-	@ln -sfn /usr/include/cbor.h $(DARWIN_OUT)/include/cbor.h
-	@ln -sfn /usr/include/cbor $(DARWIN_OUT)/include/cbor
-	@ln -sfn /usr/include/xxhash.h $(DARWIN_OUT)/include/xxhash.h
-	@mkdir -p $(DARWIN_OUT)/lib
+# zig ships zlib.h but no libz stub: a text stub with the three symbols used.
+$(DARWIN_OUT)/lib/libz.tbd: mk/darwin.mk
+	@mkdir -p $(dir $@)
 	@printf '%s\n' '--- !tapi-tbd' 'tbd-version: 4' 'targets: [ x86_64-macos, arm64-macos ]' \
 	  "install-name: '/usr/lib/libz.1.dylib'" 'current-version: 1.2.12' 'exports:' \
 	  '  - targets: [ x86_64-macos, arm64-macos ]' '    symbols: [ _deflate, _deflateEnd, _deflateInit2_ ]' \
-	  '...' >$(DARWIN_OUT)/lib/libz.tbd
+	  '...' >$@
 
 # $(1) = arch
 define DARWIN_ARCH_RULES
 DARWIN_OBJ_$(1) = $$(DARWIN_SRC:%.c=$(DARWIN_OUT)/$(1)/obj/%.o)
 
-$(DARWIN_OUT)/$(1)/obj/%.o: %.c | darwin-headers
+$(DARWIN_OUT)/$(1)/obj/%.o: %.c | darwin-deps
 	@mkdir -p $$(dir $$@)
-	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos $$(DARWIN_CFLAGS) -MMD -MP -c $$< -o $$@
+	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos $$(DARWIN_CFLAGS) -MD -MP -c $$< -o $$@
 
 $(DARWIN_OUT)/$(1)/libheapgraph.a: $$(DARWIN_OBJ_$(1))
 	rm -f $$@ && $$(DARWIN_ENV) $$(ZIG) ar rcs $$@ $$^
 
-$(DARWIN_OUT)/$(1)/libheapgraph.dylib: $$(DARWIN_OBJ_$(1))
+$(DARWIN_OUT)/$(1)/libheapgraph.dylib: $$(DARWIN_OBJ_$(1)) $(DARWIN_OUT)/lib/libz.tbd
 	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos -shared -o $$@ \
-	  -Wl,-install_name,@rpath/libheapgraph.dylib $$^ -L$(DARWIN_OUT)/lib -lz
+	  -Wl,-install_name,@rpath/libheapgraph.dylib $$(DARWIN_OBJ_$(1)) -L$(DARWIN_OUT)/lib -lz
 
-$(DARWIN_OUT)/$(1)/demo: examples/demo.c $(DARWIN_OUT)/$(1)/libheapgraph.a | darwin-headers
+$(DARWIN_OUT)/$(1)/demo: examples/demo.c $(DARWIN_OUT)/$(1)/libheapgraph.a $(DARWIN_OUT)/lib/libz.tbd | darwin-deps
 	$$(DARWIN_ENV) $$(ZIG) cc -target $(1)-macos $$(DARWIN_CFLAGS) -o $$@ \
 	  examples/demo.c $(DARWIN_OUT)/$(1)/libheapgraph.a -L$(DARWIN_OUT)/lib -lz
 
@@ -104,6 +109,7 @@ darwin-check-files: $(DARWIN_OUTPUTS)
 	  echo "$(DARWIN_OUT)/$$a/libheapgraph.a: ar archive, $$n members, all: $$(file -b $$(ls $$d/*.o | head -n1))"; \
 	  rm -rf $$d; \
 	done
+	$(call apple_deps_check,$(DARWIN_OUT),darwin)
 
 # The cbor_lite test compiles compat/cbor_lite.c in (under other names).
 $(BUILD)/tests/test_darwin_cbor: compat/cbor_lite.c
@@ -118,7 +124,7 @@ IOS_LD      := /usr/bin/ld64.lld-14
 # -mlinker-version makes clang pass -platform_version, which ld64.lld needs.
 IOS_BASE     = --target=$(IOS_TARGET) -isysroot $(IOS_SDK)
 IOS_CFLAGS   = $(IOS_BASE) -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
-               -Iinclude -I. -I$(IOS_OUT)/include -DXXH_INLINE_ALL
+               -Iinclude -I. -Icompat/include
 IOS_LINK     = --ld-path=$(IOS_LD) -mlinker-version=705
 IOS_LDFLAGS  = $(IOS_BASE) $(IOS_LINK)
 IOS_OBJ      = $(DARWIN_SRC:%.c=$(IOS_OUT)/obj/%.o)
@@ -132,15 +138,9 @@ ios-deps:
 	  echo "ios: set IOS_SDK to an iPhoneOS SDK (usr/lib/libSystem.tbd not found in '$(IOS_SDK)')" >&2; \
 	  exit 1; fi
 
-ios-headers: ios-deps
-	@mkdir -p $(IOS_OUT)/include
-	@ln -sfn /usr/include/cbor.h $(IOS_OUT)/include/cbor.h
-	@ln -sfn /usr/include/cbor $(IOS_OUT)/include/cbor
-	@ln -sfn /usr/include/xxhash.h $(IOS_OUT)/include/xxhash.h
-
-$(IOS_OUT)/obj/%.o: %.c | ios-headers
+$(IOS_OUT)/obj/%.o: %.c | ios-deps
 	@mkdir -p $(dir $@)
-	$(IOS_CC) $(IOS_CFLAGS) -MMD -MP -c $< -o $@
+	$(IOS_CC) $(IOS_CFLAGS) -MD -MP -c $< -o $@
 
 $(IOS_OUT)/libheapgraph.a: $(IOS_OBJ)
 	rm -f $@ && $(IOS_AR) rcs $@ $^
@@ -148,7 +148,7 @@ $(IOS_OUT)/libheapgraph.a: $(IOS_OBJ)
 $(IOS_OUT)/libheapgraph.dylib: $(IOS_OBJ)
 	$(IOS_CC) $(IOS_LDFLAGS) -shared -Wl,-install_name,@rpath/libheapgraph.dylib -o $@ $^ -lz
 
-$(IOS_OUT)/demo: examples/demo.c $(IOS_OUT)/libheapgraph.a | ios-headers
+$(IOS_OUT)/demo: examples/demo.c $(IOS_OUT)/libheapgraph.a | ios-deps
 	$(IOS_CC) $(IOS_CFLAGS) $(IOS_LINK) -o $@ examples/demo.c $(IOS_OUT)/libheapgraph.a -lz
 
 ifneq ($(filter ios ios-check,$(MAKECMDGOALS)),)
@@ -166,6 +166,7 @@ ios-check: $(IOS_OUT)/libheapgraph.a $(IOS_OUT)/libheapgraph.dylib $(IOS_OUT)/de
 	n=$$($(IOS_AR) t $(IOS_OUT)/libheapgraph.a | wc -l); \
 	[ "$$n" -eq $(words $(DARWIN_SRC)) ] || { echo "ios: archive has $$n members, want $(words $(DARWIN_SRC))" >&2; exit 1; }; \
 	echo "$(IOS_OUT)/libheapgraph.a: $$n members"
+	$(call apple_deps_check,$(IOS_OUT),ios)
 
 # The image-file test reads real chained-fixup Mach-O files built by mk/macho.mk.
 $(BUILD)/tests/test_darwin_imagefile: | $(BUILD)/macho-fixtures/chained-dylib-arm64 \

@@ -31,8 +31,9 @@ pkgs_darwin="nodejs file"
 # nodejs from NodeSource bundles npm and conflicts with Debian's npm package:
 # ask apt for npm only when no npm command exists.
 command -v npm >/dev/null 2>&1 || { pkgs_darwin="$pkgs_darwin npm"; pkgs_check="$pkgs_check npm"; }
-# iOS cross build (make ios): Debian's clang/lld/llvm-ar 14 against an iPhoneOS SDK.
-pkgs_ios="clang-14 lld-14 llvm-14 file libcbor-dev libxxhash-dev"
+# iOS cross build (make ios, make xcframework): Debian's clang/lld/llvm-ar/llvm-lipo 14
+# against an iPhoneOS SDK; python3 writes and checks the XCFramework's Info.plist and zip.
+pkgs_ios="clang-14 lld-14 llvm-14 file python3"
 pkgs_bench="g++ clang-14 llvm-14 time heaptrack python3 libzstd-dev"
 # Other allocators for tests/stacks/allocators.sh (check; also in the glibc
 # matrix roots): those the suite has (bullseye has no mimalloc; tcmalloc's
