@@ -152,7 +152,11 @@ int hg_upload_next(struct hg_spool *s, const char *url, const char *key, const s
     C.setopt(c, CURLOPT_HTTPHEADER, h);
     C.setopt(c, CURLOPT_NOSIGNAL, 1L);
     C.setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: the bitmask option is deprecated */
     C.setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+#else /* Debian 11's 7.74 */
+    C.setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
     C.setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
     C.setopt(c, CURLOPT_SSL_VERIFYPEER, o->insecure ? 0L : 1L);
     C.setopt(c, CURLOPT_SSL_VERIFYHOST, o->insecure ? 0L : 2L);
