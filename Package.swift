@@ -13,9 +13,9 @@ import PackageDescription
 // capture/linux/. No portable file has a platform #ifdef for this: whole
 // directories are in or out. New files in any listed directory come along.
 #if os(Linux)
-let otherBackend = "capture/darwin"
+let otherBackend = ["capture/darwin", "capture/stacks/darwin"]
 #else
-let otherBackend = "capture/linux"
+let otherBackend = ["capture/linux"]
 #endif
 
 let package = Package(
@@ -28,12 +28,11 @@ let package = Package(
         .target(
             name: "CHeapGraph",
             path: ".",
-            exclude: [
-                otherBackend,
-                // the Linux malloc interposer of the allocation-stack recorder
-                // (linked into libheapgraph.so only, never into an app)
-                "capture/stacks",
-            ],
+            // the Linux malloc interposer of the allocation-stack recorder
+            // (capture/stacks/linux: libheapgraph_stacks.so only, never an
+            // app); the recorder's portable core (capture/stacks) and the
+            // Darwin malloc_logger hook (capture/stacks/darwin) come along
+            exclude: otherBackend + ["capture/stacks/linux"],
             sources: ["graph", "cxxabi", "machoparse", "capture", "compat"],
             publicHeadersPath: "include",
             cSettings: [
