@@ -242,5 +242,7 @@ __attribute__((constructor)) static void agent_init(void) {
     }
   }
   if (want_exit == 1 && atexit(at_exit) != 0) fprintf(stderr, "heapgraph: atexit failed\n");
-  if (want_watch) _hg_agent_watch_init(mode, omit);
+  /* the watcher follows the same rule as the other triggers: the traced
+   * process only, unless every process captures */
+  if (want_watch && (follow || getpid() == traced)) _hg_agent_watch_init(mode, omit);
 }
