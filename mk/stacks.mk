@@ -49,28 +49,36 @@ $(STK_DIR)/libsite.so: tests/stacks/libsite.c
 	$(CC) $(STK_NOFP) -fPIC -shared -o $@ $<
 
 # Every allocator (tests/stacks/allocators.sh): one C++ program linked with
-# glibc, jemalloc, tcmalloc_minimal and mimalloc (scripts/deps.sh check
-# installs them; a missing one is not built and the script skips it), run
-# under `heapgraph run` with and without --stacks, and preloaded. Never
-# sanitized (the preloaded agent would need ASan first).
-ALLOC_LIBS.glibc    :=
-ALLOC_LIBS.jemalloc := -ljemalloc
-ALLOC_LIBS.tcmalloc := -ltcmalloc_minimal
-ALLOC_LIBS.mimalloc := -lmimalloc
-ALLOC_HAVE   := glibc $(foreach a,jemalloc tcmalloc mimalloc,$(if $(wildcard /usr/lib/x86_64-linux-gnu/lib$(subst tcmalloc,tcmalloc_minimal,$(a)).so),$(a)))
+# glibc, jemalloc, tcmalloc_minimal and mimalloc (scripts/deps.sh check and
+# allocators install ALLOC_PKG.*), run under `heapgraph run` with and without
+# --stacks, and preloaded. Never sanitized (the preloaded agent would need
+# ASan first). Whether an allocator is there is decided when its program's
+# recipe runs, not when make reads this file: make runs deps.sh at the end
+# of that read, so on a fresh machine the packages arrive only then. A
+# library that does not link leaves $@.absent instead of the program, and
+# the script fails unless this system's apt has no such package at all.
+ALLOC_ALL    := glibc jemalloc tcmalloc mimalloc
+ALLOC_SO.jemalloc   := jemalloc
+ALLOC_SO.tcmalloc   := tcmalloc_minimal
+ALLOC_SO.mimalloc   := mimalloc
+ALLOC_PROGS  := $(ALLOC_ALL:%=$(STK_DIR)/allocators-%)
 ifneq ($(SANITIZE),1)
-TEST_PROGS   += $(foreach a,$(ALLOC_HAVE),$(STK_DIR)/allocators-$(a))
+TEST_PROGS   += $(ALLOC_PROGS)
 TEST_SCRIPTS += tests/stacks/allocators.sh
 endif
 # the glibc matrix's target (scripts/check-matrix.sh): the library, the CLI
 # and the programs of the allocators this root has, then the script
 .PHONY: check-allocators
-check-allocators: all $(foreach a,$(ALLOC_HAVE),$(STK_DIR)/allocators-$(a))
+check-allocators: all $(ALLOC_PROGS)
 	@BUILD=$(BUILD) sh tests/stacks/allocators.sh
 
 $(STK_DIR)/allocators-%: tests/stacks/allocators.cpp
 	@mkdir -p $(dir $@)
-	$(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -o $@ $< -pthread $(ALLOC_LIBS.$*)
+	@rm -f $@.absent
+	@so='$(ALLOC_SO.$*)'; \
+	if [ -n "$$so" ] && ! $(CXX) -print-file-name=lib$$so.so | grep -q /; then \
+	  rm -f $@; echo "$@: lib$$so.so not found by $(CXX); not built" | tee $@.absent; \
+	else set -x; $(CXX) -std=c++17 -O1 -g -Wall -Wextra -Werror -o $@ $< -pthread $${so:+-l$$so}; fi
 
 # ---- bench: make bench-stacks (part of `make bench`) ----
 BENCH_TARGETS += bench-stacks
