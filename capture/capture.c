@@ -114,6 +114,7 @@ int _hg_capture_meta(struct hg_cap *c, int final) {
   add_num(&b, "prefault_pages", c->prefault_pages);
   add_num(&b, "stacks_unapplied", c->stacks_unapplied); /* 0: not written */
   if (c->images_encrypted) add_num(&b, "images_encrypted", c->images_encrypted);
+  if (c->dead_stacks) add_num(&b, "dead_thread_stacks", c->dead_stacks);
   return hg_writer_meta(c->w, &b.m);
 }
 

@@ -159,8 +159,9 @@ struct hg_cap {
   struct hg_vec images;     /* struct hg_cimage                             */
   struct hg_vec ranges;     /* struct hg_crange: global roots               */
   struct hg_vec not_roots;  /* struct hg_crange: the allocator's own state
-                               (glibc: each arena's malloc_state), never
-                               scanned for roots (scan.c)                  */
+                               (glibc: each arena's malloc_state) and dead
+                               threads' cached stacks (Linux threads.c),
+                               never scanned for roots (scan.c)            */
   struct hg_vec threads;    /* struct hg_cthread                            */
   struct hg_vec segments;   /* struct hg_segment, sorted by base            */
   struct hg_vec nodes;      /* struct hg_cnode (8 bytes per node); created
@@ -195,6 +196,8 @@ struct hg_cap {
                                recorder's live map (alloc_heap.c)            */
   uint64_t heap_errors;     /* inconsistencies met (walk stopped there)     */
   uint64_t freed_excluded;  /* cached-free blocks dropped from the nodes    */
+  uint64_t dead_stacks;     /* dead threads' cached stacks kept out of the
+                               root scan (Linux threads.c)                   */
 
   /* classifiers */
   uint32_t nclassifiers;

@@ -128,3 +128,11 @@ build/bench/bench_capture_lsan: bench/bench_capture.c
 .PHONY: bench-capture
 bench-capture: $(CAP_BENCH)
 	@sh bench/bench_capture.sh build/bench
+
+# dead threads' cached stacks are not roots (issue 26): never sanitized,
+# never linked with libheapgraph
+TEST_PROGS   += $(CAP_DIR)/exited_stack
+TEST_SCRIPTS += tests/capture/exited_stack.sh
+$(CAP_DIR)/exited_stack: tests/capture/exited_stack.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -O1 -g $(WARN) -o $@ $< -pthread

@@ -385,12 +385,55 @@ static void read_name(struct hg_cthread *t, uint64_t pid) {
   if (nl) *nl = 0;
 }
 
+/* A thread that exited leaves its stack to glibc's cache of stacks for
+ * reuse (nptl/allocatestack.c, up to 40 MiB of them): one anonymous mapping
+ * right above its PROT_NONE guard mapping, with the thread descriptor at its
+ * top, pd = (mem + size - TLS_TCB_SIZE) & ~static_tls_align_m1, whose
+ * tcbhead_t has tcb (word 0) and self (word 2) pointing at pd itself. When
+ * that descriptor is no live thread's, everything below it (the dead
+ * thread's stack frames and static TLS) is stale: it holds the addresses of
+ * blocks that thread once handled, which conservatively rooted a leaked
+ * block at a reused address (issue 26: tcmalloc, jemalloc). That range is
+ * not scanned for roots (c->not_roots); the descriptor is (an unjoined
+ * thread's result, its dtv). Stacks that share one mapping (guard pages
+ * installed with MADV_GUARD_INSTALL, glibc 2.42+ on Linux 6.13+) are not
+ * recognised and stay scanned. Returns the range's end (pd), or 0. */
+#define PD_SEARCH 8192u /* from the mapping's end: TLS_TCB_SIZE + alignment */
+HG_NO_ASAN static uint64_t dead_stack_pd(const struct hg_cap *c, size_t ri) {
+  const struct hg_cregion *r = _hg_vec_at(&c->regions, ri), *g;
+  if (ri == 0 || r->kind != HG_RK_OTHER || !(r->flags & HG_RF_ANON) || _hg_region_untouched(r) ||
+      (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) != (HG_PROT_READ | HG_PROT_WRITE) ||
+      r->end - r->start <= PD_SEARCH)
+    return 0;
+  g = _hg_vec_at(&c->regions, ri - 1);
+  if (g->end != r->start || (g->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_EXEC))) return 0;
+  for (uint64_t pd = (r->end - TCB_BYTES) & ~(uint64_t)63; pd >= r->end - PD_SEARCH; pd -= 64) {
+    const volatile uint64_t *w = (const volatile uint64_t *)(uintptr_t)pd;
+    if (w[0] != pd || w[2] != pd) continue;
+    for (size_t i = 0; i < _hg_vec_len(&c->threads); i++) {
+      const struct hg_cthread *t = _hg_vec_at(&c->threads, i);
+      if (t->tls_hi - TCB_BYTES == pd) return 0; /* a live thread's */
+    }
+    return pd;
+  }
+  return 0;
+}
+
 /* Stack and TLS ranges, kept off the dead stack below SP less the red zone
  * (capture/root_clip.c); the TLS range becomes a root range (c->ranges),
  * so that the scan of other anonymous memory skips it too (the main
  * thread's TLS lies in such memory). */
 int _hg_plat_threads_finish(struct hg_cap *c) {
   size_t n = _hg_vec_len(&c->threads);
+  for (size_t ri = 0; ri < _hg_vec_len(&c->regions); ri++) {
+    uint64_t pd = dead_stack_pd(c, ri);
+    if (!pd) continue;
+    struct hg_crange *g = _hg_vec_push(&c->not_roots, 1);
+    if (!g) return HG_ENOMEM;
+    const struct hg_cregion *r = _hg_vec_at(&c->regions, ri);
+    *g = (struct hg_crange){r->start, pd, HG_ROOT_OTHER, HG_NO_OWNER};
+    c->dead_stacks++;
+  }
   for (size_t i = 0; i < n; i++) {
     struct hg_cthread *t = _hg_vec_at(&c->threads, i);
     read_name(t, (uint64_t)c->pid);

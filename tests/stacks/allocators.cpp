@@ -25,9 +25,10 @@ struct Beta : Base {
 struct alignas(64) Wide : Base {
   long y[10] = {};
 };
-// A size class the churn never uses (it stays under 256 bytes): a freed
-// churn block's address, left on a dead thread's cached stack (scanned as
-// roots, docs/capture.md), cannot be reused by the leak and root it.
+// A size class the churn never uses (it stays under 256 bytes). The
+// churn threads' stacks, cached by glibc after they exit, hold stale block
+// addresses; they are not roots (docs/capture.md "Threads that exited"),
+// which the planted cycle checks on every allocator.
 struct Leaked : Base {
   Leaked *other = nullptr;
   char pad[400] = {};

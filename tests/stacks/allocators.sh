@@ -90,14 +90,6 @@ sys.exit(1 if bad else 0)
 PY
   ); then
     pass=$((pass + 1)); echo "ok   $name stacks=$st"
-  elif [ "$st" = 1 ] && [ "$walked" = 1 ] && [ "${6:-}" != again ] && case $name in *glibc) false ;; esac; then
-    # Known limit, not a pass: a heap listed from the recorder (jemalloc,
-    # tcmalloc, mimalloc) leaves the allocator's own metadata in anonymous
-    # memory that the root scan reads conservatively, and a stale word there
-    # sometimes roots the planted cycle (tcmalloc preloaded: 4 of 30 runs).
-    # The same assertions on a second, fresh run; the first failure is shown.
-    echo "note $name stacks=$st: first run: $msg; running it again"
-    one "$1" "$2" "$3" "$4" "${5:-}" again
   else
     fail=$((fail + 1)); echo "FAIL $name stacks=$st: $msg"
   fi
