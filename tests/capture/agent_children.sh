@@ -11,6 +11,14 @@
 #   3. --follow-children: app.hgsnap (the wrapper) and app.PID.hgsnap for
 #      each child, each program's with its list
 #   4. --follow-children with %p in the name: app-PID.hgsnap, nothing inserted
+#   5. --watch (--rss 1: the first sample fires) under a wrapper that keeps
+#      two agent_target children alive: one watcher, in the wrapper only,
+#      so exactly one snapshot, the wrapper's pid (commit 48f3d15's rule)
+#   6. the same with --follow-children: one watcher and one snapshot per
+#      process, the wrapper's and each child's (its 1000-block list)
+#   The wrapper runs one other program, `sleep 2`, which with
+#   --follow-children captures too (a forked subshell that does not exec
+#   starts no watcher of its own: the watcher is a thread).
 # Not under SANITIZE=1 (agent.sh covers the ASan-built agent; here the
 # snapshots would have no heap nodes to tell the processes apart).
 B=${BUILD:-build}
@@ -83,6 +91,47 @@ for pid in $(sed -n 's/^child //p' "$tmp/four.out"); do
 done
 [ "$good" = 3 ] && ! ls "$tmp"/app-*.*.hgsnap >/dev/null 2>&1 && ok "follow with %p: app-PID.hgsnap per child" ||
   bad "follow with %p: $good of 3 ($(ls "$tmp"))"
+
+# 5, 6. the memory watcher under a wrapper
+cat >"$tmp/watch.sh" <<'EOF'
+echo "wrapper $$"
+for i in 1 2; do
+  "$1" wait "ready$i" 1000 &
+  echo "child $!"
+done
+sleep 2 # several samples of every watcher (sleep is a process too)
+kill $(jobs -p)
+wait
+EOF
+# pids DIR: "pid nodes trigger" of each snapshot in DIR, sorted by pid
+pids() {
+  for f in "$1"/*.hgsnap; do
+    [ -s "$f" ] && env -u LD_PRELOAD "$CLI" info --json "$f" 2>/dev/null |
+      /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["pid"], d["counts"]["nodes"], d["trigger"])'
+  done | sort -n
+}
+for fc in "" --follow-children; do
+  w="$tmp/watch${fc:+-follow}"
+  mkdir -p "$w" && cp "$tmp/watch.sh" "$w/"
+  # shellcheck disable=SC2086 # no option, or one
+  (cd "$w" && "$CLI" run --watch --rss 1 $fc -- bash watch.sh "$T" >out 2>err)
+  set -- $(sed -n 's/^child //p' "$w/out")
+  c1=${1:-none} c2=${2:-none}
+  got=$(pids "$w")
+  ns=$(echo "$got" | grep -c .)
+  wp=$(sed -n 's/^wrapper //p' "$w/out")
+  wrapper=$(echo "$got" | awk -v a="$c1" -v b="$c2" '$1 != a && $1 != b {print $1}')
+  if [ -z "$fc" ]; then
+    [ "$ns" = 1 ] && [ "$wrapper" = "$wp" ] && ok "watch: one snapshot, the wrapper's (pid $wp)" ||
+      bad "watch: want only the wrapper's snapshot, got: $got ($(cat "$w/err"))"
+  else
+    kids=$(echo "$got" | awk -v a="$c1" -v b="$c2" '($1 == a || $1 == b) && $2 >= 1000' | wc -l)
+    others=$(echo "$wrapper" | grep -c .)
+    [ "$ns" = 4 ] && [ "$others" = 2 ] && [ "$kids" = 2 ] && echo "$wrapper" | grep -qx "$wp" &&
+      ok "watch --follow-children: one snapshot per process (the children $c1 $c2, the wrapper and sleep:" $wrapper")" ||
+      bad "watch --follow-children: want the wrapper's, sleep's and the 2 children's, got: $got ($(cat "$w/err"))"
+  fi
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
