@@ -1,6 +1,6 @@
 /*
  * exited_stack.c — blocks that only a dead thread's stack still names, for
- * dead_stack.sh (issue 26): glibc keeps an exited thread's stack for reuse,
+ * leak_cycle.sh (issue 26): glibc keeps an exited thread's stack for reuse,
  * and its stale frames once rooted a leaked block conservatively. Thread A
  * makes a cycle of two blocks, keeps both addresses in its own stack frame
  * and exits (main joins it: its stack goes to glibc's cache); the cycle is
