@@ -386,35 +386,85 @@ static void read_name(struct hg_cthread *t, uint64_t pid) {
 }
 
 /* A thread that exited leaves its stack to glibc's cache of stacks for
- * reuse (nptl/allocatestack.c, up to 40 MiB of them): one anonymous mapping
- * right above its PROT_NONE guard mapping, with the thread descriptor at its
- * top, pd = (mem + size - TLS_TCB_SIZE) & ~static_tls_align_m1, whose
- * tcbhead_t has tcb (word 0) and self (word 2) pointing at pd itself. When
- * that descriptor is no live thread's, everything below it (the dead
- * thread's stack frames and static TLS) is stale: it holds the addresses of
- * blocks that thread once handled, which conservatively rooted a leaked
- * block at a reused address (issue 26: tcmalloc, jemalloc). That range is
- * not scanned for roots (c->not_roots); the descriptor is (an unjoined
- * thread's result, its dtv). Stacks that share one mapping (guard pages
- * installed with MADV_GUARD_INSTALL, glibc 2.42+ on Linux 6.13+) are not
- * recognised and stay scanned. Returns the range's end (pd), or 0. */
-#define PD_SEARCH 8192u /* from the mapping's end: TLS_TCB_SIZE + alignment */
-HG_NO_ASAN static uint64_t dead_stack_pd(const struct hg_cap *c, size_t ri) {
-  const struct hg_cregion *r = _hg_vec_at(&c->regions, ri), *g;
-  if (ri == 0 || r->kind != HG_RK_OTHER || !(r->flags & HG_RF_ANON) || _hg_region_untouched(r) ||
+ * reuse (nptl/allocatestack.c, up to 40 MiB of them), or mapped until it
+ * is joined. Each stack block [mem, mem + size) has its guard at the
+ * bottom and the thread descriptor at the top,
+ * pd = (mem + size - TLS_TCB_SIZE) & ~static_tls_align_m1, whose tcbhead_t
+ * has tcb (word 0) and self (word 2) pointing at pd itself, and whose
+ * stackblock and stackblock_size (two adjacent words, nptl/descr.h) are mem
+ * and size. When a descriptor is no live thread's, everything below it in
+ * its block (the dead thread's frames and static TLS) is stale: it holds
+ * addresses of blocks that thread once handled, which conservatively
+ * rooted a leaked block at a reused address (issue 26: tcmalloc, jemalloc).
+ * That range is not scanned for roots (c->not_roots); the descriptor is (an
+ * unjoined thread's result, its dtv). The blocks of one anonymous mapping
+ * are followed from its top down through stackblock: up to glibc 2.41 each
+ * block is a mapping of its own above a PROT_NONE guard mapping; from 2.42
+ * on Linux 6.13+ guards are MADV_GUARD_INSTALL ranges and adjacent stacks
+ * share one mapping. Only resident pages are read (a guard page never is). */
+#define PD_SEARCH 8192u  /* from a block's end: TLS_TCB_SIZE + alignment */
+#define PD_WORDS 512u    /* words of the descriptor searched for stackblock */
+
+HG_NO_ASAN static uint64_t find_pd(uint64_t lo, uint64_t top) {
+  for (uint64_t page = (top - 1) & ~(uint64_t)4095; page >= lo && page + PD_SEARCH >= top; page -= 4096) {
+    uint64_t a = page, end;
+    if (!_hg_next_resident(&a, page + 4096, &end) || a != page) continue;
+    uint64_t hi = page + 4096 < top ? page + 4096 : top;
+    for (uint64_t pd = (hi - 24) & ~(uint64_t)63; pd >= page; pd -= 64) {
+      const volatile uint64_t *w = (const volatile uint64_t *)(uintptr_t)pd;
+      if (w[0] == pd && w[2] == pd) return pd;
+    }
+  }
+  return 0;
+}
+
+/* mem of pd's block that ends at top (stackblock + stackblock_size == top),
+ * or 0 */
+HG_NO_ASAN static uint64_t block_start(uint64_t pd, uint64_t top) {
+  const volatile uint64_t *w = (const volatile uint64_t *)(uintptr_t)pd;
+  for (uint32_t k = 3; k + 1 < PD_WORDS && pd + 8 * (k + 2) <= top; k++) {
+    uint64_t mem = w[k], size = w[k + 1];
+    if (mem < pd && size >= 16384 && !(size & 4095) && mem + size == top) return mem;
+  }
+  return 0;
+}
+
+static int live_tcb(const struct hg_cap *c, uint64_t pd) {
+  for (size_t i = 0; i < _hg_vec_len(&c->threads); i++) {
+    const struct hg_cthread *t = _hg_vec_at(&c->threads, i);
+    if (t->tls_hi - TCB_BYTES == pd) return 1;
+  }
+  return 0;
+}
+
+static int not_roots(struct hg_cap *c, uint64_t lo, uint64_t hi) {
+  struct hg_crange *g = _hg_vec_push(&c->not_roots, 1);
+  if (!g) return HG_ENOMEM;
+  *g = (struct hg_crange){lo, hi, HG_ROOT_OTHER, HG_NO_OWNER};
+  c->dead_stacks++;
+  return 0;
+}
+
+static int dead_stacks(struct hg_cap *c, size_t ri) {
+  const struct hg_cregion *r = _hg_vec_at(&c->regions, ri);
+  if (r->kind != HG_RK_OTHER || !(r->flags & HG_RF_ANON) || _hg_region_untouched(r) ||
       (r->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_SHARED)) != (HG_PROT_READ | HG_PROT_WRITE) ||
       r->end - r->start <= PD_SEARCH)
     return 0;
-  g = _hg_vec_at(&c->regions, ri - 1);
-  if (g->end != r->start || (g->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_EXEC))) return 0;
-  for (uint64_t pd = (r->end - TCB_BYTES) & ~(uint64_t)63; pd >= r->end - PD_SEARCH; pd -= 64) {
-    const volatile uint64_t *w = (const volatile uint64_t *)(uintptr_t)pd;
-    if (w[0] != pd || w[2] != pd) continue;
-    for (size_t i = 0; i < _hg_vec_len(&c->threads); i++) {
-      const struct hg_cthread *t = _hg_vec_at(&c->threads, i);
-      if (t->tls_hi - TCB_BYTES == pd) return 0; /* a live thread's */
+  const struct hg_cregion *g = ri ? _hg_vec_at(&c->regions, ri - 1) : NULL;
+  int guard_below = g && g->end == r->start && !(g->prot & (HG_PROT_READ | HG_PROT_WRITE | HG_PROT_EXEC));
+  uint64_t top = r->end;
+  while (top - r->start > PD_SEARCH) {
+    uint64_t pd = find_pd(r->start, top);
+    if (!pd) return 0;
+    uint64_t mem = block_start(pd, top);
+    int live = live_tcb(c, pd);
+    if (!mem) { /* no stackblock found: only a block that is the whole mapping */
+      return !live && top == r->end && guard_below ? not_roots(c, r->start, pd) : 0;
     }
-    return pd;
+    int rc = live ? 0 : not_roots(c, mem > r->start ? mem : r->start, pd);
+    if (rc || mem <= r->start) return rc;
+    top = mem;
   }
   return 0;
 }
@@ -426,13 +476,8 @@ HG_NO_ASAN static uint64_t dead_stack_pd(const struct hg_cap *c, size_t ri) {
 int _hg_plat_threads_finish(struct hg_cap *c) {
   size_t n = _hg_vec_len(&c->threads);
   for (size_t ri = 0; ri < _hg_vec_len(&c->regions); ri++) {
-    uint64_t pd = dead_stack_pd(c, ri);
-    if (!pd) continue;
-    struct hg_crange *g = _hg_vec_push(&c->not_roots, 1);
-    if (!g) return HG_ENOMEM;
-    const struct hg_cregion *r = _hg_vec_at(&c->regions, ri);
-    *g = (struct hg_crange){r->start, pd, HG_ROOT_OTHER, HG_NO_OWNER};
-    c->dead_stacks++;
+    int rc = dead_stacks(c, ri);
+    if (rc) return rc;
   }
   for (size_t i = 0; i < n; i++) {
     struct hg_cthread *t = _hg_vec_at(&c->threads, i);
