@@ -4,7 +4,8 @@
 # SDK's Swift interfaces, with the Linux swiftc of the trixie swiftlang root
 # (scripts/swiftroot.sh): the UIKit branch (#if canImport(UIKit)) is compiled
 # this way only. The SDK is bind-mounted read-only into the root; CHeapGraph
-# comes from include/ (module.modulemap). Proves the Swift code type-checks
+# comes from include/ (module.modulemap). With it, tests/ios/doc_example.swift:
+# the app code of docs/integration-ios.md. Proves the Swift code type-checks
 # against iOS 16.4's Foundation/UIKit/Dispatch interfaces; nothing is linked
 # or run.
 #
@@ -50,7 +51,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 rm -rf "$root/src" && mkdir -p "$root/src" "$root/sdk" "$root/tmp/mc" "$root/tmp/notes"
-git ls-files -co --exclude-standard -z -- Sources include | xargs -0 tar cf - | tar xf - -C "$root/src"
+git ls-files -co --exclude-standard -z -- Sources include tests/ios/doc_example.swift | xargs -0 tar cf - | tar xf - -C "$root/src"
 mount --bind "$sdk" "$root/sdk" && mount -o remount,bind,ro "$root/sdk"
 mount --bind "$notes" "$root/tmp/notes" && mount -o remount,bind,ro "$root/tmp/notes"
 mount --bind "$cache" "$root/tmp/mc"
@@ -62,6 +63,6 @@ sh scripts/debroot.sh run "$root" sh -eu -c '
   ln -sfn /tmp/notes /tmp/rd/apinotes
   t0=$(date +%s)
   swiftc -typecheck -target arm64-apple-ios14.0 -sdk /sdk -I include \
-    -resource-dir /tmp/rd -module-name HeapGraph -module-cache-path /tmp/mc Sources/HeapGraph/*.swift
-  echo "swift_ios_typecheck.sh: Sources/HeapGraph type-checks for arm64-apple-ios14.0 against the iPhoneOS SDK ($(( $(date +%s) - t0 ))s)"
+    -resource-dir /tmp/rd -module-name HeapGraph -module-cache-path /tmp/mc Sources/HeapGraph/*.swift tests/ios/doc_example.swift
+  echo "swift_ios_typecheck.sh: Sources/HeapGraph and the doc'"'"'s example type-check for arm64-apple-ios14.0 against the iPhoneOS SDK ($(( $(date +%s) - t0 ))s)"
 '
