@@ -819,6 +819,16 @@ HG_API void hg_stacks_options_init(struct hg_stacks_options *o);
  * library was not preloaded/linked with it, or an ASan build), HG_EBUSY when
  * already started, HG_ENOMEM. */
 HG_API int hg_stacks_start(const struct hg_stacks_options *o);
+/* Stops recording new allocations. The blocks recorded before keep their
+ * stacks: their frees are still followed (one live-map removal per free,
+ * so a stopped recorder costs a little on frees, nothing on allocations),
+ * and later snapshots carry them with the stack info's status "stopped".
+ * Allocations racing with the call may still be recorded. 0, or HG_EINVAL
+ * when not recording (never started, already stopped, or no interposer);
+ * calling it twice is harmless. hg_stacks_start after a stop resumes
+ * recording into the same tables with the first start's settings (o is
+ * not read again; status back to "ok"). */
+HG_API int hg_stacks_stop(void);
 
 
 /* ------------------------------------- 12. Spool, policy, device, upload */

@@ -97,8 +97,11 @@ bench-stacks: build/bench/bench_stacks_work all
 ifneq ($(SANITIZE),1)
 TEST_PROGS   += $(STK_DIR)/inproc $(STK_DIR)/memo
 TEST_SCRIPTS += $(STK_DIR)/inproc $(STK_DIR)/memo
+# stop: hg_stacks_stop and a restart
+TEST_PROGS   += $(STK_DIR)/stop
+TEST_SCRIPTS += $(STK_DIR)/stop
 endif
-$(STK_DIR)/inproc $(STK_DIR)/memo: $(STK_DIR)/%: tests/stacks/%.c $(STACKS_A) $(LIB_A) tests/hg_test.h
+$(STK_DIR)/inproc $(STK_DIR)/memo $(STK_DIR)/stop: $(STK_DIR)/%: tests/stacks/%.c $(STACKS_A) $(LIB_A) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests -std=c11 -O2 -g -fomit-frame-pointer $(WARN) -o $@ $< \
 	  $(STACKS_A) $(LIB_A) $(LIBS) -lunwind

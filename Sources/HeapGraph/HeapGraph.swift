@@ -54,6 +54,13 @@ public enum HeapGraph {
         public var regions: UInt32
         public var fileBytes: UInt64
         public var checksumOK: Bool
+        /// Why it was taken ("manual", "memory-warning", …).
+        public var trigger: String = ""
+        /// The app key/values, with the watcher's "app.*" / "device.*" ones.
+        public var app: [String: String] = [:]
+        /// The allocation-stack recorder's status ("ok", "stopped",
+        /// "budget-exhausted"); nil without stacks.
+        public var stackStatus: String?
     }
 
     /// A snapshot that fails to load throws the loader's error; `message`
@@ -71,16 +78,20 @@ public enum HeapGraph {
         var err = hg_load_error()
         let g = url.withUnsafeFileSystemRepresentation { hg_graph_load($0, &err) }
         guard let g = g else {
-            let msg = withUnsafeBytes(of: &err.message) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
             throw LoadError(error: HeapGraphError(code: Int32(err.code)) ?? .internalError,
-                            offset: err.offset, message: msg)
+                            offset: err.offset, message: cString(err.message))
         }
         defer { hg_graph_free(g) }
         let s = g.pointee
-        return SnapshotSummary(nodes: s.node_count, edges: s.edge_count, roots: s.root_count,
-                               threads: s.thread_count, regions: s.region_count,
-                               fileBytes: s.file_size, checksumOK: s.checksum_ok != 0)
+        var sum = SnapshotSummary(nodes: s.node_count, edges: s.edge_count, roots: s.root_count,
+                                  threads: s.thread_count, regions: s.region_count,
+                                  fileBytes: s.file_size, checksumOK: s.checksum_ok != 0)
+        sum.trigger = s.meta.trigger.map { String(cString: $0) } ?? ""
+        for i in 0..<s.meta.app_count {
+            let kv = s.meta.app[i]
+            if let k = kv.key, let v = kv.value { sum.app[String(cString: k)] = String(cString: v) }
+        }
+        if s.has_stacks != 0 { sum.stackStatus = s.stack_info.status.map { String(cString: $0) } }
+        return sum
     }
 }

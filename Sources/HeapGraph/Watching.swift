@@ -4,6 +4,8 @@
 // samples the footprint (Darwin phys_footprint), listens to the dispatch
 // memory-pressure source, checks os_proc_available_memory against
 // `availableMemoryThreshold`, and captures on its thread — never the caller's.
+// With a spool (Spool.swift) the files go into it, under the capture policy
+// and with the device metadata (CapturePolicy.swift).
 import CHeapGraph
 import Foundation
 #if canImport(UIKit)
@@ -32,9 +34,19 @@ extension HeapGraph {
 
     /// When the watcher captures, and where the files go.
     public struct WatchPolicy {
-        /// Where snapshots are written (created if missing). Caches is right:
-        /// the files are re-creatable diagnostics, excluded from backups.
+        /// Where snapshots are written (created if missing) when there is
+        /// no spool. Caches is right: the files are re-creatable
+        /// diagnostics, excluded from backups.
         public var directory: URL
+        /// Capture into this spool instead (its directory; gzip, budgets
+        /// and free-disk guard apply, the upload hand-off takes them from
+        /// there). The watcher keeps it open while it runs.
+        public var spool: Spool?
+        /// Beyond the trigger and `minimumInterval`: the capture policy
+        /// (its counters live in the spool's directory). nil: none.
+        public var capturePolicy: CapturePolicy?
+        /// Written into each snapshot (nil: only what is detected).
+        public var device: DeviceInfo?
         /// Capture when the app's footprint reaches this many bytes (nil: off).
         public var footprintThreshold: UInt64?
         /// Capture when fewer than this many bytes remain before the app's
@@ -60,6 +72,15 @@ extension HeapGraph {
 
         public init(directory: URL) { self.directory = directory }
 
+        /// Captures into `spool`, with the default capture policy and the
+        /// main bundle's name and versions.
+        public init(spool: Spool) {
+            directory = spool.directory
+            self.spool = spool
+            capturePolicy = CapturePolicy()
+            device = .fromMainBundle()
+        }
+
         /// Library/Caches/heapgraph.
         public static func cachesDirectory() -> URL {
             FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask)[0]
@@ -69,8 +90,10 @@ extension HeapGraph {
 
     /// Starts the watcher (one per process). Throws `.busy` when it already runs.
     public static func startWatching(_ policy: WatchPolicy) throws {
-        try FileManager.default.createDirectory(at: policy.directory, withIntermediateDirectories: true)
-        let box = WatchBox(policy.onCapture)
+        if policy.spool == nil {
+            try FileManager.default.createDirectory(at: policy.directory, withIntermediateDirectories: true)
+        }
+        let box = WatchBox(policy)
         let user = Unmanaged.passRetained(box).toOpaque()
         var o = hg_watch_options()
         hg_watch_options_init(&o)
@@ -81,6 +104,9 @@ extension HeapGraph {
         o.poll_interval_ms = UInt32(clamping: max(Int64(policy.pollInterval * 1000), 1))
         o.max_captures = policy.maxCaptures
         o.user = user
+        o.spool = policy.spool?.handle
+        o.policy = UnsafePointer(box.c.policy)
+        o.device = UnsafePointer(box.c.device)
         o.callback = { path, result, trigger, user in
             guard let user = user else { return }
             let box = Unmanaged<WatchBox>.fromOpaque(user).takeUnretainedValue()
@@ -140,12 +166,19 @@ extension HeapGraph {
     }
 }
 
-/// What the C callback reaches through its `user` pointer (retained while
-/// the watcher runs).
+/// What the C callback reaches through its `user` pointer, and what the
+/// watcher reads while it runs (the spool, the C policy and device info):
+/// retained until stopWatching has joined the watcher.
 final class WatchBox: @unchecked Sendable {
     static let lock = NSLock()
     nonisolated(unsafe) static var current: UnsafeMutableRawPointer?
     let onCapture: ((Result<URL, HeapGraphError>, HeapGraph.Trigger) -> Void)?
+    let spool: HeapGraph.Spool?
+    let c: WatchCOptions
     var observer: NSObjectProtocol?
-    init(_ f: ((Result<URL, HeapGraphError>, HeapGraph.Trigger) -> Void)?) { onCapture = f }
+    init(_ p: HeapGraph.WatchPolicy) {
+        onCapture = p.onCapture
+        spool = p.spool
+        c = WatchCOptions(device: p.device, policy: p.capturePolicy)
+    }
 }

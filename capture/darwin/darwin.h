@@ -29,9 +29,5 @@ void _hg_darwin_images_end(void);
 /* threads.c: 1 when the task has a thread the freeze does not hold (the
  * kernel made it since: it runs), 0, or < 0. Suspends nothing. */
 int _hg_darwin_threads_changed(void);
-/* alloc_logger.c: takes the malloc_logger hook out (recording stops; the
- * tables stay for the captures). 0, HG_EINVAL when not started, HG_EBUSY
- * when another logger was installed over ours (ours then only forwards). */
-int _hg_darwin_stacks_stop(void);
 
 #endif

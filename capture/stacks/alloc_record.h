@@ -59,7 +59,7 @@ struct hg_rq;
 
 struct hg_rec {
   uint32_t max_frames;
-  uint32_t status;         /* 0 ok, 1 budget exhausted                        */
+  uint32_t status;         /* 0 ok, 1 budget exhausted, 2 stopped (hg_stacks_stop) */
   uint64_t budget;         /* bytes of tracking memory allowed                */
   uint64_t sample_bytes;   /* 0: every block; else mean bytes between samples */
   uint64_t mem;            /* tracking bytes in use (atomic)                  */
@@ -244,6 +244,11 @@ int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o);
  * count is returned, and the snapshot's capture metadata says it as
  * "stacks_unapplied" when it is not 0). */
 void _hg_stacks_pause(int on);
+/* hg_stacks_stop's portable part: *on (the hook's "record new allocations"
+ * flag) 1 -> 0 and status "stopped" (HG_EINVAL when *on was 0); a restart's:
+ * *on 0 -> 1 and status "ok" again (HG_EBUSY when *on was 1). */
+int _hg_stacks_halt(struct hg_rec *r, int *on);
+int _hg_stacks_resume(struct hg_rec *r, int *on);
 int _hg_stacks_busy(void);
 uint64_t _hg_stacks_flush(void);
 

@@ -3,8 +3,9 @@
  * (records 12-15): the stack table with frames as image index + offset, each
  * node's stack id, the large-allocation ring. Runs in the capture (fork child
  * or frozen process): reads the recorder's tables without locks and never
- * calls malloc. Also owns the recorder's global pointer and the fallback
- * hg_stacks_start of builds without an interposer.
+ * calls malloc. Also owns the recorder's global pointer, the fallback
+ * hg_stacks_start / hg_stacks_stop of builds without an interposer and the
+ * portable part of stop and restart.
  */
 #include <string.h>
 
@@ -29,6 +30,8 @@ __attribute__((weak)) int hg_stacks_start(const struct hg_stacks_options *o) {
   (void)o;
   return HG_EUNSUPPORTED;
 }
+/* Nothing can be recording without the interposer. */
+__attribute__((weak)) int hg_stacks_stop(void) { return HG_EINVAL; }
 #endif
 
 void hg_stacks_options_init(struct hg_stacks_options *o) {
@@ -49,6 +52,20 @@ int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o) {
   struct hg_rec_config cfg = {o->max_frames, o->budget_bytes, o->sample_bytes};
   int rc = _hg_rec_init(r, &cfg);
   return rc ? rc : _hg_large_start(o->large_alloc_bytes, o->on_large, o->user);
+}
+
+int _hg_stacks_halt(struct hg_rec *r, int *on) {
+  if (!__atomic_exchange_n(on, 0, __ATOMIC_ACQ_REL)) return HG_EINVAL; /* not recording */
+  uint32_t ok = 0; /* "stopped", unless the budget ran out before */
+  __atomic_compare_exchange_n(&r->status, &ok, 2u, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+  return 0;
+}
+
+int _hg_stacks_resume(struct hg_rec *r, int *on) {
+  uint32_t stopped = 2;
+  if (__atomic_exchange_n(on, 1, __ATOMIC_ACQ_REL)) return HG_EBUSY;
+  __atomic_compare_exchange_n(&r->status, &stopped, 0u, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+  return 0;
 }
 
 int _hg_stacks_busy(void) {
@@ -161,6 +178,10 @@ uint32_t _hg_stacks_ahead(struct hg_cap *c, uint32_t n) {
   return k;
 }
 
+static const char *status_text(uint32_t s) {
+  return s == 1 ? "budget-exhausted" : s == 2 ? "stopped" : "ok";
+}
+
 int _hg_stacks_write(struct hg_cap *c) {
   struct hg_rec *r = _hg_rec_global;
   if (!r) return 0;
@@ -170,7 +191,7 @@ int _hg_stacks_write(struct hg_cap *c) {
   struct hg_stack_info si = {r->max_frames, r->sample_bytes, r->budget, _hg_rec_mem(r), map_b,
                              __atomic_load_n(&r->live, __ATOMIC_RELAXED),
                              __atomic_load_n(&r->dropped, __ATOMIC_RELAXED),
-                             __atomic_load_n(&r->status, __ATOMIC_RELAXED) ? "budget-exhausted" : "ok",
+                             status_text(__atomic_load_n(&r->status, __ATOMIC_RELAXED)),
                              _hg_rec_unwinder};
   if ((rc = hg_writer_stack_info(c->w, &si))) return rc;
   uint32_t nim = sort_images(c), ns = _hg_rec_stack_count(r);

@@ -5,8 +5,8 @@
 # tests). Proves that the manifest, the C target (portable sources + the
 # Linux backend + compat/, with our own cbor.h/xxhash.h and no libcbor or
 # libxxhash in the root's link) and the Swift API compile, and that the
-# Swift tests (tests/ios/HeapGraphTests: capture, read back, errors, watcher)
-# pass. Also checks the C target's .d files name no libcbor/xxhash header of
+# Swift tests (tests/ios/HeapGraphTests: capture, read back, errors, watcher,
+# spool and upload hand-off, allocation stacks) pass. Also checks the C target's .d files name no libcbor/xxhash header of
 # the root's /usr/include, and, given an XCFramework zip
 # (build/xcframework/ or build/isolated/xcframework/), that
 # `swift package compute-checksum` agrees with the sha256 written next to it.
@@ -51,7 +51,7 @@ sh scripts/debroot.sh run "$root" sh -eu -c '
   [ -z "$bad" ] || { echo "swift.sh: the C target read system headers: $bad"; exit 1; }
   echo "swift.sh: C target: $d .d files, no libcbor/xxhash header from /usr/include"
   rc=0; swift test >/tmp/swift-test.log 2>&1 || rc=$?
-  grep -E "^(Test Case|capture|named|watch|thread|in-process|FAIL|.*error)|Executed" /tmp/swift-test.log | tail -n 30
+  grep -E "^(Test Case|capture|named|watch|spool|thread|in-process|FAIL|.*error)|Executed" /tmp/swift-test.log | tail -n 30
   [ $rc = 0 ] || { echo "swift.sh: swift test failed ($rc)"; tail -n 40 /tmp/swift-test.log; exit 1; }
   if [ -f CHeapGraph.xcframework.zip ]; then
     got=$(swift package compute-checksum CHeapGraph.xcframework.zip)

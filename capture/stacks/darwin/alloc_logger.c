@@ -10,9 +10,10 @@
  * ALLOCATE|DEALLOCATE with arg2 = old block, arg3 = new size, result = new
  * block. A logger already installed (MallocStackLogging's, a debugger's) is
  * kept and called first; ours goes in and out of the slot with a
- * compare-and-swap (mlog.c), and _hg_darwin_stacks_stop takes it out. The
- * symbol is looked up with dlsym, so nothing links against a private
- * libmalloc name.
+ * compare-and-swap (mlog.c) and stays there: after hg_stacks_stop it records
+ * no new block but still removes the frees of recorded ones, so those keep
+ * exact stacks (a restart only sets the flag again). The symbol is looked up
+ * with dlsym, so nothing links against a private libmalloc name.
  *
  * Per-thread state (in the hook, the sampling gap, its random state) is in
  * three pthread keys, never in `__thread` variables: a thread's first
@@ -54,7 +55,8 @@ static struct hg_rec rec;
 static hg_malloc_logger_t **logger_slot;
 static hg_malloc_logger_t *prev;
 static uint64_t large_T;
-static int enabled;                      /* 0 after stop: forward only */
+static int enabled;                      /* 1: record new blocks (0 after stop) */
+static int installed;                    /* the logger is chained in   */
 static pthread_key_t keys[HG_MLOG_NSLOTS];
 static int have_keys;
 
@@ -112,19 +114,21 @@ static void logger(uint32_t type, uintptr_t a1, uintptr_t a2, uintptr_t a3, uint
                    uint32_t skip) {
   hg_malloc_logger_t *p = __atomic_load_n(&prev, __ATOMIC_ACQUIRE);
   if (p) p(type, a1, a2, a3, result, skip);
-  if (!__atomic_load_n(&enabled, __ATOMIC_ACQUIRE) || !_hg_mlog_enter(&TSD)) return;
+  if (!_hg_mlog_enter(&TSD)) return;
+  int on = __atomic_load_n(&enabled, __ATOMIC_ACQUIRE);
   if ((type & (LOG_ALLOCATE | LOG_DEALLOCATE)) == (LOG_ALLOCATE | LOG_DEALLOCATE)) { /* realloc */
     if (a2) _hg_rec_remove(&rec, a2, result ? malloc_size((const void *)result) : 0);
-    if (result) record(result, a3, skip);
+    if (result && on) record(result, a3, skip);
   } else if (type & LOG_DEALLOCATE) {
     if (a2) _hg_rec_remove(&rec, a2, malloc_size((const void *)a2));
-  } else if ((type & LOG_ALLOCATE) && result) {
+  } else if ((type & LOG_ALLOCATE) && result && on) {
     record(result, a2, skip);
   }
   _hg_mlog_leave(&TSD);
 }
 
 int hg_stacks_start(const struct hg_stacks_options *o) {
+  if (__atomic_load_n(&installed, __ATOMIC_ACQUIRE)) return _hg_stacks_resume(&rec, &enabled); /* after a stop */
   logger_slot = (hg_malloc_logger_t **)dlsym(RTLD_DEFAULT, "malloc_logger");
   if (!logger_slot) return HG_EUNSUPPORTED;
   if (!have_keys) { /* pthread_key_create allocates nothing (mlog.c) */
@@ -142,15 +146,13 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
     __atomic_store_n(&_hg_rec_global, &rec, __ATOMIC_RELEASE);
     __atomic_store_n(&enabled, 1, __ATOMIC_RELEASE);
     _hg_mlog_chain((void **)logger_slot, (void *)logger, (void **)&prev); /* chains whoever was there */
+    __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
   }
   if (outer) _hg_mlog_leave(&TSD);
   return rc;
 }
 
-int _hg_darwin_stacks_stop(void) {
-  if (!logger_slot || !__atomic_load_n(&enabled, __ATOMIC_ACQUIRE)) return HG_EINVAL;
-  __atomic_store_n(&enabled, 0, __ATOMIC_RELEASE); /* from now on: forward only */
-  return _hg_mlog_unchain((void **)logger_slot, (void *)logger, (void **)&prev);
-}
+/* The logger stays chained (frees of recorded blocks still leave the map). */
+int hg_stacks_stop(void) { return _hg_stacks_halt(&rec, &enabled); }
 
 #endif /* __APPLE__ */

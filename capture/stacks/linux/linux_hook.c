@@ -98,7 +98,9 @@ extern const char __stop_hg_hook[] __attribute__((visibility("hidden")));
 static struct hg_rec rec;
 static struct hg_rq rq;      /* full tracking: the live-map update queue   */
 static int queued;           /* live-map updates go through rq             */
-static int on;               /* recording                                  */
+static int on;               /* recording new allocations                  */
+static int track;            /* the live map is kept (from the first start on,
+                                also after hg_stacks_stop): frees remove    */
 static int use_cache;        /* cached rules (unwind_cache.c) or unw_backtrace */
 static uint64_t sample_T;    /* copy of rec.sample_bytes                   */
 static uint64_t large_T;     /* copy of the large threshold (0 off)        */
@@ -259,7 +261,7 @@ static inline int sampled_skip(size_t n) {
  * it is in, a wrapper that is usually a tail call from the app's frame, so
  * no frame of ours is walked (one that is gets cut as before). */
 static inline __attribute__((always_inline)) void after_alloc(void *p, uint64_t n, uint64_t u) {
-  if (me.in_hook) return;
+  if (me.in_hook || !__atomic_load_n(&on, __ATOMIC_RELAXED)) return; /* in the hook, or stopped */
   if (sample_T && !(large_T && n >= large_T)) { /* large blocks: always recorded */
     if (__builtin_expect(!me.rng, 0)) me.sample_left = next_gap();
     if (!me.counted) me.sample_left -= (int64_t)u; /* malloc/calloc count small ones first */
@@ -303,7 +305,7 @@ static HOT void free_slow(void *p) {
 
 /* 1 when p is to be removed from the live map before it is freed. */
 static inline int free_records(void *p) {
-  return __builtin_expect(on, 0) && p && (!sample_T || _hg_rec_maybe(&rec, (uintptr_t)p));
+  return __builtin_expect(track, 0) && p && (!sample_T || _hg_rec_maybe(&rec, (uintptr_t)p));
 }
 
 HOOK_API HOT void free(void *p) {
@@ -355,7 +357,7 @@ static void *realloc_boot(void *old, size_t n) {
 
 static HOT void *realloc_impl(void *old, size_t n) {
   if (__builtin_expect(_hg_boot_owns(old), 0)) return realloc_boot(old, n);
-  if (!__builtin_expect(on, 0)) return _hg_nx.realloc(old, n);
+  if (!__builtin_expect(track, 0)) return _hg_nx.realloc(old, n);
   if (!old) {
     void *p = _hg_nx.malloc(n);
     if (p) after_alloc(p, n, usable_of(p, n));
@@ -548,6 +550,7 @@ static void start_queue(void) {
 }
 
 int hg_stacks_start(const struct hg_stacks_options *o) {
+  if (__atomic_load_n(&track, __ATOMIC_ACQUIRE)) return _hg_stacks_resume(&rec, &on); /* after a stop */
   me.in_hook = 1; /* what we allocate here is not the app's */
   int rc = _hg_stacks_setup(&rec, o);
   if (!rc) {
@@ -565,11 +568,16 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
     if (use_cache && pthread_key_create(&memo_key, memo_release) == 0) memo_ready = 1;
     start_queue();
     __atomic_store_n(&_hg_rec_global, &rec, __ATOMIC_RELEASE);
+    __atomic_store_n(&track, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&on, 1, __ATOMIC_RELEASE);
   }
   me.in_hook = 0;
   return rc;
 }
+
+/* New allocations pass unrecorded from now on; frees still leave the live
+ * map (track stays 1), so the blocks recorded before keep exact stacks. */
+int hg_stacks_stop(void) { return _hg_stacks_halt(&rec, &on); }
 
 #endif /* HG_NO_HOOK */
 

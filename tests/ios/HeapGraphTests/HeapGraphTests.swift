@@ -5,8 +5,15 @@
 // signal-based thread parking cannot pause them (testInProcessCapture
 // records that). Here: the child's capture, read back again in this process,
 // the capture into a directory, the watcher (start, second start refused,
-// memory warning, callback with the file, stop), error mapping.
+// memory warning, callback with the file, stop), error mapping; the spool
+// and upload hand-off (the child's watcher captures into spools under a
+// capture policy with device info; this process takes the files with
+// nextUpload, checks their metadata and headers, reports HTTP outcomes and
+// sees each acted on); allocation stacks start/stop without an interposer.
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import XCTest
 @testable import HeapGraph
 
@@ -32,10 +39,10 @@ final class HeapGraphTests: XCTestCase {
     }
 
     /// Runs heapgraph-swift-demo DIR; returns its output lines by first word.
-    func runDemo() throws -> [String: String] {
+    func runDemo(_ extra: [String] = []) throws -> [String: String] {
         let p = Process()
         p.executableURL = productsDirectory.appendingPathComponent("heapgraph-swift-demo")
-        p.arguments = [dir.path]
+        p.arguments = [dir.path] + extra
         let pipe = Pipe()
         p.standardOutput = pipe
         try p.run()
@@ -143,5 +150,123 @@ final class HeapGraphTests: XCTestCase {
             XCTAssertEqual(e as? HeapGraphError, .unsupported)
         }
         #endif
+    }
+
+    func testStacksStopWithoutRecording() {
+        // hg_stacks_stop's real behaviour is tested in C (tests/stacks/stop.c,
+        // with the interposer); here: nothing records, so stop says so
+        #if os(Linux)
+        XCTAssertFalse(HeapGraph.stopRecordingAllocationStacks())
+        XCTAssertFalse(HeapGraph.stopRecordingAllocationStacks())
+        #endif
+    }
+
+    func header(_ u: HeapGraph.Spool.Upload, _ name: String) -> String? {
+        u.headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    func testSpoolAndUploadHandOff() throws {
+        let out = try runDemo(["spool"])
+        XCTAssertEqual(field(out["spool"], "files"), "2")
+        let got = field(out["spool"], "got")?.split(separator: ",") ?? []
+        XCTAssertEqual(got.count, 2)
+        XCTAssertTrue(got.allSatisfy { $0.hasPrefix("memoryWarning:heapgraph-") && $0.hasSuffix(".hgsnap") }, "\(got)")
+
+        let spool = try HeapGraph.Spool(directory: dir.appendingPathComponent("spool"))
+        XCTAssertEqual(spool.installID, field(out["spool"], "install"))
+        XCTAssertEqual(spool.installID.count, 32)
+        XCTAssertEqual(try spool.stats().files, 2)
+
+        // the oldest file, its headers and metadata
+        guard case .upload(let u) = try spool.nextUpload() else { return XCTFail("no upload") }
+        XCTAssertTrue(u.name.hasSuffix(".hgsnap"))
+        XCTAssertEqual(u.checksum.count, 16)
+        XCTAssertTrue(u.name.contains(u.checksum))
+        let size = try FileManager.default.attributesOfItem(atPath: u.fileURL.path)[.size] as? NSNumber
+        XCTAssertEqual(u.bytes, size?.uint64Value)
+        XCTAssertEqual(header(u, "Content-Type"), "application/vnd.heapgraph.snapshot")
+        XCTAssertEqual(header(u, "X-Heapgraph-Checksum"), u.checksum)
+        XCTAssertEqual(header(u, "Idempotency-Key"), u.checksum)
+        XCTAssertNil(header(u, "Content-Encoding"))
+        let s = try HeapGraph.summary(of: u.fileURL)
+        XCTAssertTrue(s.checksumOK)
+        XCTAssertGreaterThan(s.nodes, 4000)
+        XCTAssertEqual(s.trigger, "memory-warning")
+        XCTAssertEqual(s.app["app.name"], "swift-demo")
+        XCTAssertEqual(s.app["app.version"], "1.2.3")
+        XCTAssertEqual(s.app["app.build"], "42")
+        XCTAssertEqual(s.app["device.model"], "TestPhone1,1")
+        XCTAssertEqual(s.app["device.install_id"], spool.installID)
+        XCTAssertEqual(s.app["device.battery_percent"], "80")
+        XCTAssertEqual(s.app["device.state"], "foreground")
+        XCTAssertNil(s.stackStatus)
+        let r = u.request(to: URL(string: "https://heapgraph.invalid/v1/snapshots")!, apiKey: "k123")
+        XCTAssertEqual(r.httpMethod, "POST")
+        XCTAssertEqual(r.value(forHTTPHeaderField: "Authorization"), "Bearer k123")
+        XCTAssertEqual(r.value(forHTTPHeaderField: "X-Heapgraph-Checksum"), u.checksum)
+        let kept = dir.appendingPathComponent("kept.hgsnap")
+        try FileManager.default.copyItem(at: u.fileURL, to: kept)
+
+        // 503: kept, backing off; then 201 (reported by name): removed
+        XCTAssertEqual(try spool.report(u, httpStatus: 503), .retry)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: u.fileURL.path))
+        guard case .wait(let t) = try spool.nextUpload() else { return XCTFail("no backoff") }
+        XCTAssertTrue(t > 10 && t <= 30, "wait \(t)")
+        XCTAssertEqual(try spool.report(name: u.name, httpStatus: 201), .sent)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: u.fileURL.path))
+        XCTAssertEqual(try spool.stats().files, 1)
+        // 413: dropped; then nothing left
+        guard case .upload(let u2) = try spool.nextUpload() else { return XCTFail("no second upload") }
+        XCTAssertNotEqual(u2.name, u.name)
+        XCTAssertEqual(try spool.report(u2, httpStatus: 413), .dropped)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: u2.fileURL.path))
+        XCTAssertEqual(try spool.stats().files, 0)
+        guard case .empty = try spool.nextUpload() else { return XCTFail("not empty") }
+        XCTAssertThrowsError(try spool.report(name: "../x.hgsnap", httpStatus: 201)) { e in
+            XCTAssertEqual(e as? HeapGraphError, .invalidArgument)
+        }
+
+        // the gzip spool, outcomes from URLResponses (Retry-After, none, 200)
+        XCTAssertEqual(field(out["spoolgz"], "files"), "1")
+        let gz = try HeapGraph.Spool(directory: dir.appendingPathComponent("spoolgz"))
+        guard case .upload(let u3) = try gz.nextUpload() else { return XCTFail("no gz upload") }
+        XCTAssertTrue(u3.name.hasSuffix(".hgsnap.gz"))
+        XCTAssertEqual(header(u3, "Content-Encoding"), "gzip")
+        XCTAssertEqual(try Data(contentsOf: u3.fileURL).prefix(2), Data([0x1f, 0x8b]))
+        let endpoint = URL(string: "https://heapgraph.invalid/v1/snapshots")!
+        let r429 = HTTPURLResponse(url: endpoint, statusCode: 429, httpVersion: nil, headerFields: ["Retry-After": "7"])
+        XCTAssertEqual(try gz.report(name: u3.name, response: r429), .retry)
+        guard case .wait(let t3) = try gz.nextUpload() else { return XCTFail("no Retry-After wait") }
+        XCTAssertTrue(t3 > 5 && t3 <= 7, "wait \(t3)")
+        XCTAssertEqual(try gz.report(name: u3.name, response: nil), .retry)
+        let r200 = HTTPURLResponse(url: endpoint, statusCode: 200, httpVersion: nil, headerFields: [:])
+        XCTAssertEqual(try gz.report(name: u3.name, response: r200), .duplicate)
+        XCTAssertEqual(try gz.stats().files, 0)
+
+        // add: a snapshot copied in is tagged with its checksum; over
+        // max_files the oldest goes; a file that is no snapshot is refused
+        var l = HeapGraph.Spool.Limits()
+        l.maxFiles = 1
+        l.compress = false
+        l.minFreeBytes = 0
+        let manual = try HeapGraph.Spool(directory: dir.appendingPathComponent("manual"), limits: l)
+        for n in ["a", "b"] {
+            let f = manual.directory.appendingPathComponent("\(n).hgsnap")
+            try FileManager.default.copyItem(at: kept, to: f)
+            try manual.add(f)
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let ms = try manual.stats()
+        XCTAssertEqual(ms.files, 1)
+        XCTAssertEqual(ms.droppedTotal, 1)
+        guard case .upload(let u4) = try manual.nextUpload() else { return XCTFail("no manual upload") }
+        XCTAssertTrue(u4.name.hasPrefix("b.\(u.checksum)"), u4.name)
+        let junk = manual.directory.appendingPathComponent("junk.hgsnap")
+        try Data([1, 2, 3]).write(to: junk)
+        XCTAssertThrowsError(try manual.add(junk))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: junk.path))
+        XCTAssertThrowsError(try HeapGraph.Spool(directory: dir.appendingPathComponent("no/such/spool"))) { e in
+            XCTAssertEqual(e as? HeapGraphError, .noDirectory)
+        }
     }
 }
