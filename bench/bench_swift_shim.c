@@ -79,7 +79,10 @@ int bench_swift_run(const char *path, long objects) {
   uint64_t nodes = 0;
   const char *only = getenv("HG_BENCH_SWIFT_ONLY");
   if (only && *only) {
-    double ms = capture_ms(path, !strcmp(only, "with") ? with : !strcmp(only, "classes") ? cls : without, &st);
+    const struct hg_classifier *const *list = !strcmp(only, "with")      ? with
+                                              : !strcmp(only, "classes") ? cls
+                                                                         : without;
+    double ms = capture_ms(path, list, &st);
     printf("bench-swift: one capture, %s: %.1f ms, %llu nodes, %llu edges\n", only, ms,
            (unsigned long long)st.nodes, (unsigned long long)st.edges);
     return 0;

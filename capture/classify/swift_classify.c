@@ -306,7 +306,9 @@ static uint32_t meta_insert(struct swift_state *s, uint64_t m, uint32_t kind, ui
 }
 
 /* The direct-mapped cache's slot of metadata m (8-aligned, distinct). */
-static inline uint32_t idc_slot(uint64_t m) { return (uint32_t)((m >> 3) ^ (m >> 11)) & (IDC_SIZE - 1); }
+static inline uint32_t idc_slot(uint64_t m) {
+  return (uint32_t)((m >> 3) ^ (m >> 11)) & (IDC_SIZE - 1);
+}
 
 /* identify() past its cache: the checks, then the cache filled. */
 static __attribute__((noinline)) uint32_t identify_slow(struct swift_state *s,
