@@ -7,6 +7,11 @@
  * _hg_classifiers_override, in rotating order, suspend mode. Prints the
  * medians and the median of the ratios to the "without" capture of the
  * same round. Goal: <= 1.10.
+ *
+ * For instruction counts (callgrind, independent of the machine's load):
+ * HG_BENCH_SWIFT_ONLY=with|classes|without makes one capture of that
+ * configuration and nothing else; HG_BENCH_SWIFT_HELPERS=0 keeps the
+ * frozen part on one thread (a spinning helper would count too).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +20,7 @@
 #include "capture/classify/classify.h"
 #include "heapgraph.h"
 
-extern const struct hg_classifier _hg_classifier_cxx, _hg_classifier_objc, _hg_classifier_swift;
+extern const struct hg_classifier _hg_classifier_swift;
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -28,6 +33,8 @@ static double capture_ms(const char *path, const struct hg_classifier *const *li
   hg_options_init(&o);
   o.mode = HG_MODE_SUSPEND;
   o.stats = st;
+  const char *h = getenv("HG_BENCH_SWIFT_HELPERS");
+  if (h && *h) o.helpers = (uint32_t)strtoul(h, NULL, 10);
   _hg_classifiers_override = list;
   int rc = hg_capture(path, &o);
   _hg_classifiers_override = NULL;
@@ -56,14 +63,30 @@ int bench_swift_run(const char *path, long objects) {
   classes.edge_identify = NULL;
   classes.edge_map = NULL;
   classes.edge_of = NULL;
-  const struct hg_classifier *const with[] = {&_hg_classifier_cxx, &_hg_classifier_objc,
-                                              &_hg_classifier_swift, NULL};
-  const struct hg_classifier *const cls[] = {&_hg_classifier_cxx, &_hg_classifier_objc, &classes,
-                                             NULL};
-  const struct hg_classifier *const without[] = {&_hg_classifier_cxx, &_hg_classifier_objc, NULL};
+  /* "with" is the built-in list (classify.c); the other two are it with
+   * the Swift classifier swapped for "classes" or left out */
+  const struct hg_classifier *const *with = _hg_classifiers;
+  const struct hg_classifier *cls[16], *without[16];
+  size_t nc = 0, nw = 0;
+  for (size_t i = 0; _hg_classifiers[i] && nc < 15; i++) {
+    int sw = _hg_classifiers[i] == &_hg_classifier_swift;
+    cls[nc++] = sw ? &classes : _hg_classifiers[i];
+    if (!sw) without[nw++] = _hg_classifiers[i];
+  }
+  cls[nc] = without[nw] = NULL;
   double a[RUNS], c[RUNS], b[RUNS], ra[RUNS], rc[RUNS];
   struct hg_capture_stats st;
   uint64_t nodes = 0;
+  const char *only = getenv("HG_BENCH_SWIFT_ONLY");
+  if (only && *only) {
+    const struct hg_classifier *const *list = !strcmp(only, "with")      ? with
+                                              : !strcmp(only, "classes") ? cls
+                                                                         : without;
+    double ms = capture_ms(path, list, &st);
+    printf("bench-swift: one capture, %s: %.1f ms, %llu nodes, %llu edges\n", only, ms,
+           (unsigned long long)st.nodes, (unsigned long long)st.edges);
+    return 0;
+  }
   capture_ms(path, with, &st); /* warm up: page in all */
   capture_ms(path, cls, &st);
   capture_ms(path, without, &st);

@@ -17,6 +17,13 @@ bench-swift:
 	@sh tests/swift/run_swift.sh bench
 BENCH_TARGETS += bench-swift
 
+# The same captures' instruction counts under callgrind (independent of the
+# machine's load; about 3 minutes): one capture per configuration.
+.PHONY: bench-swift-callgrind
+bench-swift-callgrind:
+	@sh tests/swift/run_swift.sh callgrind
+BENCH_TARGETS += bench-swift-callgrind
+
 # The Darwin path of the parser on real swiftc output (iOS Mach-O made in
 # the root, linked here with ld64.lld-16): run by tests/swift/run_swift.sh.
 $(BUILD)/tests/swift/test_swift_macho: tests/swift/test_swift_macho.c $(LIB_A) tests/hg_test.h tests/unit/test_format_util.h capture/classify/swift.h

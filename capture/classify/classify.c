@@ -9,10 +9,14 @@ extern const struct hg_classifier _hg_classifier_cxx; /* classify_cxx.c */
 extern const struct hg_classifier _hg_classifier_objc; /* classify_objc.c */
 extern const struct hg_classifier _hg_classifier_swift; /* swift_classify.c */
 const struct hg_classifier *const _hg_classifiers[] = {
-    /* C++ (cxxabi/) and Objective-C classifiers are added here. */
+    /* C++ (cxxabi/) and Objective-C classifiers are added here. Swift
+     * first: it sits out unless the Swift runtime is loaded, and its check
+     * (a cached metadata word, else a descriptor from the images' lists)
+     * is the cheapest and can claim no C++ or ObjC block, so in a Swift
+     * program its objects skip the C++ vtable checks. */
+    &_hg_classifier_swift,
     &_hg_classifier_cxx,
     &_hg_classifier_objc,
-    &_hg_classifier_swift,
     NULL,
 };
 

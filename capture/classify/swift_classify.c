@@ -90,6 +90,7 @@ struct swift_state {
   struct hg_vec maps;     /* uint32: edge tokens per word                   */
   struct hg_vec fields;   /* struct sw_field: edge token - 1                */
   uint32_t fixed_id[SW_NKINDS]; /* class ids of the fixed names            */
+  uint32_t side_token;    /* identify()'s token of every side table        */
   struct {
     uint64_t meta, size;
     uint32_t token;
@@ -201,12 +202,14 @@ static int swift_prepare(struct hg_classify_reg *reg) {
   struct swift_state *s = &state;
   memset(s, 0, sizeof *s);
   reg->state = s;
-  if (!reg->cap) return 0;
+  /* off (no Swift here, or no room): sit the capture out, so that a C or
+   * C++ program's blocks never even reach identify() */
+  if (!reg->cap) return -1;
 #if defined(__linux__)
   /* no Swift runtime: stay off (one failed dlsym) */
-  if (!dlsym(RTLD_DEFAULT, "swift_allocObject")) return 0;
+  if (!dlsym(RTLD_DEFAULT, "swift_allocObject")) return -1;
   uint64_t n = 0;
-  if (_hg_plat_swift_images(count_image, &n) || n == 0 || n > (1u << 22)) return 0;
+  if (_hg_plat_swift_images(count_image, &n) || n == 0 || n > (1u << 22)) return -1;
   s->dbits = 4;
   while ((1ull << s->dbits) < 2 * n) s->dbits++;
   struct hg_scratch *sc = &reg->cap->scratch;
@@ -216,12 +219,14 @@ static int swift_prepare(struct hg_classify_reg *reg) {
       _hg_vec_init(sc, &s->slots, 4, META_SLOTS) || !_hg_vec_push(&s->slots, META_SLOTS) ||
       _hg_vec_init(sc, &s->maps, 4, (size_t)MAX_METAS * 64) ||
       _hg_vec_init(sc, &s->fields, sizeof(struct sw_field), (size_t)MAX_METAS * 16))
-    return 0;
-  if (_hg_plat_swift_images(load_image, s)) return 0;
+    return -1;
+  if (_hg_plat_swift_images(load_image, s)) return -1;
   s->cap = reg->cap;
   s->on = 1;
-#endif
   return 0;
+#else
+  return -1;
+#endif
 }
 
 /* ---- identify (pure; helper thread) ---- */
@@ -300,27 +305,46 @@ static uint32_t meta_insert(struct swift_state *s, uint64_t m, uint32_t kind, ui
   return 0;
 }
 
-static uint32_t swift_identify(void *st, const struct hg_cap *c, uint64_t addr, uint64_t size,
-                               const uint64_t *words, uint32_t nwords) {
-  struct swift_state *s = st;
-  if (!s || !s->on || nwords == 0) return 0;
-  uint64_t m = words[0];
-  if (!m || (m & 7)) return 0;
-  uint32_t h = _hg_ptr_hash(m, 8) % IDC_SIZE;
-  if (s->idc[h].token && s->idc[h].meta == m && size >= s->idc[h].size) return s->idc[h].token;
+/* The direct-mapped cache's slot of metadata m (8-aligned, distinct). */
+static inline uint32_t idc_slot(uint64_t m) {
+  return (uint32_t)((m >> 3) ^ (m >> 11)) & (IDC_SIZE - 1);
+}
+
+/* identify() past its cache: the checks, then the cache filled. */
+static __attribute__((noinline)) uint32_t identify_slow(struct swift_state *s,
+                                                        const struct hg_cap *c, uint64_t addr,
+                                                        uint64_t size, uint64_t m) {
+  /* a side table first: one read (its object's refcount word, whose top
+   * bits no metadata's second word has), never cached (one per object) */
+  if (is_side_table(c, addr, size, m)) {
+    if (!s->side_token) s->side_token = meta_insert(s, 0, SW_SIDE, 0, 16);
+    return s->side_token;
+  }
   uint64_t desc;
   uint32_t isize, kind = check_meta(s, c, m, size, &desc, &isize);
-  if (!kind) {
-    if (!is_side_table(c, addr, size, m)) return 0;
-    return meta_insert(s, 0, SW_SIDE, 0, 16); /* one entry for all side tables */
-  }
-  uint32_t token = meta_insert(s, m, kind, desc, isize);
+  if (!kind) return 0;
+  uint32_t token = meta_insert(s, m, kind, desc, isize), h = idc_slot(m);
   if (token) {
     s->idc[h].meta = m;
     s->idc[h].size = isize;
     s->idc[h].token = token;
   }
   return token;
+}
+
+/* Called for every block no classifier before it claimed: the cached
+ * answer without a call, the rest out of line. */
+static uint32_t swift_identify(void *st, const struct hg_cap *c, uint64_t addr, uint64_t size,
+                               const uint64_t *words, uint32_t nwords) {
+  struct swift_state *s = st;
+  if (__builtin_expect(!s->on || nwords == 0, 0)) return 0;
+  /* an empty slot (meta 0, token 0, size 0) answers m == 0 rightly; an
+   * unaligned m never enters the cache */
+  const uint64_t m = words[0];
+  const uint32_t h = idc_slot(m);
+  if (s->idc[h].meta == m && size >= s->idc[h].size) return s->idc[h].token;
+  if (!m || (m & 7)) return 0;
+  return identify_slow(s, c, addr, size, m);
 }
 
 /* ---- class_of (capturing thread) ---- */

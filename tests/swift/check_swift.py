@@ -19,6 +19,11 @@ says it allocated (tests/swift/main.swift prints one line per fact):
                                   and is named like them, its capture
                                   "capture#0"; a runtime one (swift_allocBox
                                   of a generic box) is "Swift box<T>", "value"
+  genbox B                        a generic captured var's box (the
+                                  runtime's, swift_allocBox) holds B:
+                                  "Swift box<Zoo.Boxed>", field "value"
+  named N NAME...                 N nodes of class NAME (with spaces),
+                                  kind swift (Dictionary's storage)
   capture RC                      hg_capture's result (0)
 
 usage: check_swift.py CLI SNAP MANIFEST [SNAP MANIFEST...] CXX_SNAP
@@ -141,12 +146,21 @@ def one(snap, manifest):
             check(len(holders) == 1, tag + ": a Swift box holds %s" % f[1],
                   [(a, by_addr.get(a, {}).get("class"), [(e["field"], e["kind"]) for e in edges[a] if e["to"] == f[1]])
                    for a, es in edges.items() if any(e["to"] == f[1] for e in es)])
+        elif what == "genbox":
+            holders = [(a, by_addr.get(a, {}).get("class"), e["field"]) for a, es in edges.items()
+                       for e in es if e["to"] == f[1] and e["kind"] == "strong"]
+            check([h[1:] for h in holders] == [("Swift box<Zoo.Boxed>", "value")],
+                  tag + ": the runtime's generic box holds %s (value)" % f[1], holders)
+        elif what == "named":
+            name, want = " ".join(f[2:]), int(f[1])
+            check(counts.get(name, 0) == want, tag + ": %d instances of %s" % (want, name),
+                  "got %d; swift classes: %s" % (counts.get(name, 0), sorted(counts.items())[:60]))
         elif what == "notswift":
             n = by_addr.get(f[1])
             check(n is not None and n["kind"] != "swift", tag + ": C block %s not Swift" % f[1], n)
     # every Swift-kind node is an instance the program made, a runtime
     # object (storage, contexts, boxes, side tables) or libswiftCore's
-    made = {f[1] for f in facts if f[0] == "count"}
+    made = {f[1] for f in facts if f[0] == "count"} | {" ".join(f[2:]) for f in facts if f[0] == "named"}
     strays = [c for c in counts if c not in made and not c.startswith("Swift")]
     check(not strays, tag + ": no Swift class outside the program's and the runtime's", strays)
     check(any(c.startswith("Swift._ContiguousArrayStorage<") for c in counts),

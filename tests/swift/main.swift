@@ -227,7 +227,24 @@ func makeBoxed() -> () -> Boxed {
   return get
 }
 let getBoxed = makeBoxed()
-say("count Zoo.Boxed 1")
+
+// a captured var of a generic type: the runtime's box (swift_allocBox of
+// a generic box, metadata kind 0x500), "Swift box<Zoo.Boxed>" with "value"
+func makeGenericBoxed<T>(_ v: T) -> () -> T {
+  var x = v
+  let get = { x }
+  x = v  // mutated after the capture: stays a box
+  return get
+}
+let genBoxed = Boxed()
+let getGenBoxed = makeGenericBoxed(genBoxed)
+say("genbox \(addr(genBoxed))")
+say("count Zoo.Boxed 2")
+
+// a dictionary's storage, named with its key and value types
+var dict: [Int: Node] = [:]
+for i in 0..<5 { dict[i] = nodes[i] }
+say("named 1 Swift._DictionaryStorage<Swift.Int, Zoo.Node>")
 
 // C blocks that point at Swift metadata but are not instances
 let nAdv = swiftTestAdversarial(unsafeBitCast(Node.self as AnyClass, to: UnsafeRawPointer.self),
@@ -246,4 +263,4 @@ let fork: Int32 = args.count > 2 && args[2] == "fork" ? 1 : 0
 let rc = swiftTestCapture(path, fork)
 say("capture \(rc)")
 for l in lines { print(l) }
-withExtendedLifetime((keep, getBoxed)) {}
+withExtendedLifetime((keep, getBoxed, getGenBoxed, dict)) {}

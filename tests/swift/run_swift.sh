@@ -15,7 +15,10 @@
 #                                     debroot.sh root, e.g. fresh-check.sh's,
 #                                     unless HG_SWIFT_NESTED=1)
 #   tests/swift/run_swift.sh bench    make bench's figure (bench-swift)
-#   tests/swift/run_swift.sh inside test|bench   the part run in the root
+#   tests/swift/run_swift.sh callgrind  the same captures' instruction
+#                                     counts (bench-swift-callgrind: the
+#                                     host's valgrind copied into the root)
+#   tests/swift/run_swift.sh inside test|bench|callgrind   the part run in the root
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 out=build/swift
@@ -35,10 +38,27 @@ if [ "${1:-}" = inside ]; then
   fi
   echo "versions: $(swiftc --version 2>&1 | head -n 1); glibc $(ldd --version | sed -n '1s/.* //p')"
   link="$lib -lcbor -lxxhash -lpthread -ldl"
-  if [ "$2" = bench ]; then
+  if [ "$2" = bench ] || [ "$2" = callgrind ]; then
     gcc -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I. -c bench/bench_swift_shim.c -o $out/bench_shim.o
     swiftc -O -module-name Bench bench/bench_swift.swift $out/bench_shim.o $link -o $out/bench_swift
-    $out/bench_swift /tmp/bench-swift.hgsnap "${HG_BENCH_SWIFT_OBJECTS:-1000000}"
+    if [ "$2" = bench ]; then
+      $out/bench_swift /tmp/bench-swift.hgsnap "${HG_BENCH_SWIFT_OBJECTS:-1000000}"
+      exit 0
+    fi
+    # one capture per configuration, helper thread off, objects made on a
+    # second thread (valgrind's brk stops at 8 MiB: a thread arena then),
+    # instructions counted inside hg_capture only
+    for cfg in without classes with; do
+      HG_BENCH_SWIFT_THREAD=1 HG_BENCH_SWIFT_HELPERS=0 HG_BENCH_SWIFT_ONLY=$cfg \
+        valgrind --tool=callgrind --toggle-collect=hg_capture --callgrind-out-file=/tmp/cg.$cfg \
+        $out/bench_swift /tmp/bench-swift.hgsnap "${HG_BENCH_SWIFT_OBJECTS:-1000000}" >/tmp/cg.$cfg.out 2>/tmp/cg.$cfg.err
+      n=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' /tmp/cg.$cfg.err)
+      echo "bench-swift-callgrind: $cfg: $n instructions in hg_capture; $(sed -n 's/.*ms, //p' /tmp/cg.$cfg.out)"
+      eval "ir_$cfg=$n"
+    done
+    # shellcheck disable=SC2154 # set by the eval above
+    awk -v w="$ir_with" -v c="$ir_classes" -v b="$ir_without" 'BEGIN {
+      printf "bench-swift-callgrind: with / without %.3f, classes only / without %.3f (goal <= 1.10)\n", w / b, c / b }'
     exit 0
   fi
   gcc -std=c11 -O2 -Wall -Wextra -Werror -Iinclude -c tests/swift/shim.c -o $out/shim.o
@@ -75,6 +95,10 @@ if [ "${HG_SWIFT_NESTED:-0}" != 1 ] && [ -f /.heapgraph-root-ok ]; then
   echo "0 passed, 0 failed, 1 skipped"
   exit 0
 fi
+if [ "$what" = callgrind ] && ! command -v valgrind >/dev/null; then
+  echo "SKIP tests/swift (callgrind): NOT RUN — no valgrind on this machine (scripts/deps.sh check)"
+  exit 0
+fi
 build=${BUILD:-build}
 work=$(mktemp -d "${TMPDIR:-/tmp}/hg-swift.XXXXXX")
 root=$work/root
@@ -86,6 +110,9 @@ if ! sh "$here/scripts/swiftroot.sh" new "$root" >"$work/root.log" 2>&1; then
   exit 1
 fi
 mkdir -p "$root/src"
+if [ "$what" = callgrind ]; then # the host's valgrind (its tools are static)
+  cp "$(command -v valgrind)" /usr/bin/valgrind.bin "$root/usr/bin/" && cp -a /usr/libexec/valgrind "$root/usr/libexec/"
+fi
 (cd "$here" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -C "$root/src" -xf -
 if ! sh "$here/scripts/debroot.sh" run "$root" sh -c "cd /src && SANITIZE=${SANITIZE:-} sh tests/swift/run_swift.sh inside $what" >"$work/inside.log" 2>&1; then
   tail -n 30 "$work/inside.log"
@@ -93,7 +120,7 @@ if ! sh "$here/scripts/debroot.sh" run "$root" sh -c "cd /src && SANITIZE=${SANI
   echo "0 passed, 1 failed"
   exit 1
 fi
-if [ "$what" = bench ]; then
+if [ "$what" = bench ] || [ "$what" = callgrind ]; then
   cat "$work/inside.log"
   exit 0
 fi
