@@ -25,7 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/mman.h> /* madvise */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1174,7 +1174,7 @@ struct worker {
   struct hg_load_error err; /* scratch: any failure means the slow load  */
   size_t *next;
   int *failed;
-  int drop;                 /* the input is our file mapping: release decoded pages */
+  int drop;                 /* the input is our own copy: release decoded pages */
 };
 
 static void *decode_chunks(void *arg) {
@@ -1348,17 +1348,32 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
     if (fd >= 0) close(fd);
     return NULL;
   }
-  /* The whole file mapped: the two-thread load (decoded pages are released
-   * as it goes). Whatever it cannot vouch for is read again below. */
+  /* The whole file read into memory (not mapped: a file cut short under a
+   * mapping would raise SIGBUS) for the two-thread load, which releases
+   * decoded pages as it goes. Whatever it cannot vouch for — and a file
+   * that changed size meanwhile — is read again below, sequentially. */
   uint64_t size = (uint64_t)st.st_size;
-  void *map = size && size <= SIZE_MAX ? mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-  if (map != MAP_FAILED) {
+  uint8_t *buf = size && size < SIZE_MAX ? _hg_malloc_big((size_t)size) : NULL;
+  if (buf) {
+    uint64_t got = 0;
+    while (got < size) {
+      ssize_t k = read(fd, buf + got, (size_t)(size - got < (1u << 30) ? size - got : (1u << 30)));
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) break;
+      got += (uint64_t)k;
+    }
     int retry;
-    struct hg_graph *g = load_fast(map, size, flags, 1, &retry);
-    munmap(map, (size_t)size);
+    struct hg_graph *g = got == size ? load_fast(buf, size, flags, 1, &retry) : NULL;
+    free(buf);
     if (g) {
       close(fd);
       return g;
+    }
+    if (lseek(fd, 0, SEEK_SET) != 0) {
+      err->code = HG_EIO;
+      snprintf(err->message, sizeof err->message, "%s: %s", path, strerror(errno));
+      close(fd);
+      return NULL;
     }
   }
   if (_hg_pull_open_fd(&r.p, fd, size)) {
