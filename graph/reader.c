@@ -653,6 +653,20 @@ static int queue_chunk(struct rd *r, const struct chunk *c, uint64_t total, uint
   return 0;
 }
 
+/* After a chunk's header: queued (two-thread load), or the arrays (cols,
+ * sharing *cap) grown and its rows decoded now. *total counts its rows. */
+static int take_chunk(struct rd *r, struct chunk *c, uint32_t *total, uint64_t hint, size_t *cap,
+                      const struct col *cols, size_t ncols) {
+  if (r->fast) {
+    TRY(queue_chunk(r, c, (uint64_t)*total + c->count, hint));
+  } else {
+    TRY(grow_cols(r, cap, (size_t)*total + c->count, cols, ncols));
+    TRY(c->is_edges ? dec_edges(r->g, r->err, c, &r->es) : dec_nodes(r->g, r->err, c, &r->ns));
+  }
+  *total += c->count;
+  return 0;
+}
+
 static int rec_nodes(struct rd *r) {
   struct hg_graph *g = r->g;
   uint64_t first, count, addr;
@@ -668,16 +682,9 @@ static int rec_nodes(struct rd *r) {
   if (count > (uint64_t)UINT32_MAX - 1 - g->node_count)
     return bad(r, HG_ELIMIT, here(r), "too many nodes");
   struct chunk c = {0, p, end, base, addr, g->node_count, (uint32_t)count, {0}, {0}};
-  if (r->fast) {
-    TRY(queue_chunk(r, &c, g->node_count + count, r->hint_nodes));
-  } else {
-    const struct col nodes[] = {COL(g->node_addr), COL(g->node_size), COL(g->node_class),
-                                COL(g->node_flags), COL(g->node_heap)};
-    TRY(grow_cols(r, &r->cap_nodes, (size_t)(g->node_count + count), nodes, sizeof nodes / sizeof nodes[0]));
-    TRY(dec_nodes(g, r->err, &c, &r->ns));
-  }
-  g->node_count += (uint32_t)count;
-  return 0;
+  const struct col nodes[] = {COL(g->node_addr), COL(g->node_size), COL(g->node_class),
+                              COL(g->node_flags), COL(g->node_heap)};
+  return take_chunk(r, &c, &g->node_count, r->hint_nodes, &r->cap_nodes, nodes, 5);
 }
 
 static int rec_edges(struct rd *r) {
@@ -691,15 +698,8 @@ static int rec_edges(struct rd *r) {
   if (count > (uint64_t)UINT32_MAX - 1 - g->edge_count)
     return bad(r, HG_ELIMIT, here(r), "too many edges");
   struct chunk c = {1, p, end, base, first, g->edge_count, (uint32_t)count, {0}, {0}};
-  if (r->fast) {
-    TRY(queue_chunk(r, &c, g->edge_count + count, r->hint_edges));
-  } else {
-    const struct col edges[] = {COL(g->edge_target), COL(g->edge_offset), COL(g->edge_kind)};
-    TRY(grow_cols(r, &r->cap_edges, (size_t)(g->edge_count + count), edges, sizeof edges / sizeof edges[0]));
-    TRY(dec_edges(g, r->err, &c, &r->es));
-  }
-  g->edge_count += (uint32_t)count;
-  return 0;
+  const struct col edges[] = {COL(g->edge_target), COL(g->edge_offset), COL(g->edge_kind)};
+  return take_chunk(r, &c, &g->edge_count, r->hint_edges, &r->cap_edges, edges, 3);
 }
 
 static int rec_roots(struct rd *r) {

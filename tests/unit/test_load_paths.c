@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hg_test.h"
 #include "heapgraph.h"
+#include "hg_test.h"
+#include "test_format_util.h"
 
 extern int _hg_load_sequential;
 
@@ -80,22 +81,6 @@ static int same_graph(const struct hg_graph *a, const struct hg_graph *b) {
          a->checksum == b->checksum;
 }
 
-static void *slurp(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  void *p = malloc((size_t)n + 1);
-  if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-    free(p);
-    p = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return p;
-}
-
 static void test_same_graph(void) {
   const char *path = "build/tests/load_paths.hgsnap";
   static const uint32_t sizes[][2] = {{1, 0}, {7, 3}, {3000, 1000}, {120000, 60000}, {200000, 199999}};
@@ -122,7 +107,7 @@ static void test_same_graph(void) {
       CHECK(0);
     }
     size_t size = 0;
-    void *buf = slurp(path, &size);
+    uint8_t *buf = fmt_read(path, &size);
     struct hg_graph *mem = buf ? hg_graph_load_mem(buf, size, &e1) : NULL;
     CHECK(mem && seq && same_graph(mem, seq));
     hg_graph_free(mem);
@@ -150,7 +135,7 @@ static void test_same_errors(void) {
   const char *path = "build/tests/load_paths.hgsnap";
   REQUIRE(write_graph(path, 40, UINT32_MAX) == 0);
   size_t size = 0;
-  uint8_t *buf = slurp(path, &size);
+  uint8_t *buf = fmt_read(path, &size);
   REQUIRE(buf != NULL);
   uint32_t bad = 0;
   for (size_t i = 0; i < size; i++) {
