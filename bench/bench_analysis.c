@@ -1,7 +1,9 @@
 /*
  * bench_analysis.c — `make bench` figures for the analyses at scale.
  *
- *   bench_analysis PATH [NODES] [EDGES_PER_NODE]     (default 10M nodes, 3)
+ *   bench_analysis PATH [NODES] [EDGES_PER_NODE] [write]   (default 10M nodes, 3)
+ *
+ * With `write` it only writes the snapshot (bench/bench_top.sh's generator).
  *
  * Writes a synthetic snapshot through the streaming writer (in a child
  * process, so its memory does not count below), then in this process times
@@ -124,7 +126,7 @@ static void step(const char *what, const char *detail) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: bench_analysis PATH [NODES] [EDGES_PER_NODE]\n");
+    fprintf(stderr, "usage: bench_analysis PATH [NODES] [EDGES_PER_NODE] [write]\n");
     return 2;
   }
   uint32_t n = argc > 2 ? (uint32_t)strtoul(argv[2], NULL, 0) : 10000000u;
@@ -141,6 +143,7 @@ int main(int argc, char **argv) {
   }
   printf("  %-40s %7.2f s wall (child process, not counted)\n", "write snapshot (hg_writer)",
          now() - g0);
+  if (argc > 4 && !strcmp(argv[4], "write")) return 0;
 
   char buf[160];
   t0 = now();

@@ -182,8 +182,8 @@ static void *convert(void *arg) {
   return NULL;
 }
 
-static void renumber(const struct _hg_csr *c, uint32_t cnt, const uint32_t *pre, uint32_t *num,
-                     uint32_t *order, struct _hg_csr *p) {
+static void renumber(const struct _hg_csr *c, const struct dn *nd, uint32_t cnt, const uint32_t *pre,
+                     uint32_t *num, uint32_t *order, struct _hg_csr *p) {
   uint32_t n = c->n, k = cnt;
   for (uint32_t v = 0; v < n; v++) {
     num[v] = pre[v] != HG_NONE ? pre[v] - 1 : k;
@@ -195,7 +195,7 @@ static void renumber(const struct _hg_csr *c, uint32_t cnt, const uint32_t *pre,
   for (uint32_t x = cnt; x < n; x++) {
     uint32_t v = order[x];
     p->start[x] = at;
-    for (uint32_t e = c->start[v], end = c->start[v + 1]; e < end; e++)
+    for (uint32_t e = nd[v].start, end = nd[v].end; e < end; e++) /* c->start is gone */
       p->target[at++] = num[c->target[e]];
   }
   p->start[n] = at;
@@ -496,16 +496,19 @@ static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
     const struct dn *f = &nd[nd[v].first];
     nd[v].ff = f->start < f->end ? f->first : nd[v].first;
   }
+  /* nd holds every edge range now: c->start goes before the DFS's peak. */
+  free(c->start);
+  c->start = NULL;
   cnt = dfs(nd, n, c->target, entries, entry_count, seen, pre, order, parent, stk, &p);
-  free(nd);
-  nd = NULL;
   free(stk);
   stk = NULL;
   free(seen);
   seen = NULL;
   for (uint32_t i = 0; i < entry_count; i++)
     if (entries[i] < n && pre[entries[i]] != HG_NONE) _hg_bit_set(is_entry, pre[entries[i]]);
-  renumber(c, cnt, pre, cur, order, &p); /* cur is free scratch here */
+  renumber(c, nd, cnt, pre, cur, order, &p); /* cur is free scratch here */
+  free(nd);
+  nd = NULL;
   _hg_csr_free(c);
   if (build_preds(&p, cnt, pstart, &preds)) goto out;
   if (view) {

@@ -5,8 +5,19 @@
  * Treats its input as hostile. Every error names what is wrong and the byte
  * offset. Allocation is proportional to what the file holds: counts are
  * checked against the bytes that carry them before anything is reserved,
- * strings are copied only after their bytes were read, and arrays grow by
- * doubling as records arrive. No recursion; every loop consumes input.
+ * strings are copied only after their bytes were read. No recursion; every
+ * loop consumes input.
+ *
+ * Two ways through the same record parsers and chunk decoders: load_fast,
+ * the usual one for a file or buffer in memory, sizes the node and edge
+ * arrays once from the trailer's counts (read first from the file's end,
+ * bounded by what the file size allows) and decodes the nodes and edges
+ * chunks on two threads after the records were read in order; load, the
+ * sequential reader, grows arrays by doubling and decodes each chunk as it
+ * comes. Anything load_fast cannot vouch for (no trailer, counts that do not
+ * match, any error) goes to load, so errors are always the sequential
+ * reader's. edge_start is built as the edges arrive (sources never
+ * decrease), with no per-edge source array.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,14 +25,97 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h> /* madvise */
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "graph/analysis.h"
 #include "graph/format.h"
 #include "graph/graph_priv.h"
 #include "graph/pull.h"
 #include "graph/utf8.h"
 #include "heapgraph.h"
+
+/* ---- errors ---- */
+
+/* Records the first error only (its code, byte offset and message). */
+static int vfail(struct hg_load_error *e, int code, uint64_t off, const char *fmt, va_list ap) {
+  if (e && e->code == 0) {
+    e->code = code;
+    e->offset = off;
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+  }
+  return code;
+}
+
+static int efail(struct hg_load_error *e, int code, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int efail(struct hg_load_error *e, int code, uint64_t off, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfail(e, code, off, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+/* One-byte varints (most of them) are decoded inline; the rest, and every
+ * error, go through _hg_get_varint. E: the struct hg_load_error to fill. */
+#define VARINT(E, p, end, v, base, start, what)                                                \
+  do {                                                                                         \
+    if ((p) < (end) && !(*(p) & 0x80))                                                         \
+      (v) = *(p)++;                                                                            \
+    else if (_hg_get_varint(&(p), (end), &(v)))                                                \
+      return efail((E), HG_EFORMAT, (base) + (uint64_t)((p) - (start)), "%s: bad varint", what); \
+  } while (0)
+
+/* ---- chunk decoding state (sequential load and two-thread load) ---- */
+
+/* Named edges: (edge index, string id), in edge order. */
+struct named {
+  uint32_t *edge, *field;
+  size_t n, cap;
+};
+
+/* Node rows: the end of the previous node (when prev) and the largest class
+ * and heap ids seen (checked against the counts once they are known). */
+struct nstate {
+  uint64_t node_end;
+  int prev;
+  uint32_t max_class, max_heap;
+  int heap_zeroed; /* node_heap starts zeroed: zero ids are not written */
+};
+
+/* Edge rows. The order check compares with (last_src, last_off) when
+ * have_edge. edge_start is built as rows arrive (sources never decrease):
+ * es[x] = the first edge whose source is >= x, set for every x < filled;
+ * es has es_cap entries, and a source that would not leave room for
+ * es[node_count] can belong to no node: bad_src_e keeps the first such
+ * edge. fresh: a chunk decoded on its own (two-thread load): its first
+ * edge's predecessor is unknown, so it skips the order check and the fill
+ * below it, and records (first_src, first_off) for the merge. */
+struct estate {
+  uint64_t last_src, last_off;
+  int have_edge, fresh;
+  uint64_t filled;
+  uint32_t *es;
+  uint64_t es_cap;
+  uint32_t bad_src_e;   /* UINT32_MAX: none */
+  uint32_t max_target;
+  uint64_t first_src, first_off;
+  struct named *named;
+};
+
+/* A queued nodes or edges chunk (two-thread load), with what its decoding
+ * left for the merge. */
+struct chunk {
+  int is_edges;
+  const uint8_t *p, *end;
+  uint64_t base;          /* payload's file offset                        */
+  uint64_t addr_or_src;   /* nodes: base address; edges: first source     */
+  uint32_t first, count;  /* first node / edge index, rows                */
+  struct nstate ns;
+  struct estate es;
+};
 
 struct rd {
   struct hg_pull p;
@@ -34,25 +128,26 @@ struct rd {
   size_t app_n, capture_n;
   struct hg_kv *app;
   struct hg_num *capture;
-  uint32_t *edge_src;       /* per edge, freed once CSR is built          */
-  uint64_t node_end;
-  uint64_t last_src, last_off;
-  int have_edge;
+  struct nstate ns;         /* node rows: state across chunks             */
+  struct estate es;         /* edge rows: state across chunks, edge_start */
+  struct named named;       /* named edges, handed to the graph at the end */
+  /* The two-thread load (load_fast): arrays sized once from the trailer's
+   * counts (hint_*), chunks queued here and decoded after the last record. */
+  int fast;
+  uint64_t hint_nodes, hint_edges;
+  struct chunk *chunks;
+  size_t chunk_n, chunk_cap;
   size_t cap_stacks, cap_node_stack, cap_large;
   uint32_t node_stack_n;    /* node stacks read so far (records 14)      */
 };
 
-/* ---- errors ---- */
-
+static int bad(struct rd *r, int code, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static int bad(struct rd *r, int code, uint64_t off, const char *fmt, ...) {
-  if (r->err && r->err->code == 0) {
-    r->err->code = code;
-    r->err->offset = off;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->err->message, sizeof r->err->message, fmt, ap);
-    va_end(ap);
-  }
+  va_list ap;
+  va_start(ap, fmt);
+  vfail(r->err, code, off, fmt, ap);
+  va_end(ap);
   return code;
 }
 
@@ -380,15 +475,197 @@ static int get_chunk(struct rd *r, const uint8_t **p, const uint8_t **end, uint6
   return 0;
 }
 
-/* One-byte varints (most of them) are decoded inline; the rest, and every
- * error, go through _hg_get_varint. */
-#define VARINT(r, p, end, v, base, start, what)                                              \
-  do {                                                                                       \
-    if ((p) < (end) && !(*(p) & 0x80))                                                       \
-      (v) = *(p)++;                                                                          \
-    else if (_hg_get_varint(&(p), (end), &(v)))                                               \
-      return bad((r), HG_EFORMAT, (base) + (uint64_t)((p) - (start)), "%s: bad varint", what); \
-  } while (0)
+
+/* Decodes the rows of one nodes chunk into g's arrays at c->first.. (the
+ * arrays hold them already). Errors name the node and the byte offset. */
+static int dec_nodes(struct hg_graph *g, struct hg_load_error *err, const struct chunk *c,
+                     struct nstate *s) {
+  const uint8_t *p = c->p, *end = c->end, *start = c->p;
+  uint64_t base = c->base, addr = c->addr_or_src, heap = 0, node_end = s->node_end;
+  uint32_t max_class = s->max_class, max_heap = s->max_heap;
+  int prev = s->prev, heap_zeroed = s->heap_zeroed;
+  uint64_t *naddr = g->node_addr, *nsize = g->node_size;
+  uint32_t *nclass = g->node_class, *nheap = g->node_heap;
+  uint8_t *nflags = g->node_flags;
+  for (uint32_t i = 0; i < c->count; i++) {
+    uint32_t n = c->first + i;
+    uint64_t gap, size, cls, hp;
+    const uint8_t *row = p;
+    VARINT(err, p, end, gap, base, start, "node gap");
+    VARINT(err, p, end, size, base, start, "node size");
+    VARINT(err, p, end, cls, base, start, "node class");
+    if (p >= end) return efail(err, HG_EFORMAT, base + (uint64_t)(p - start), "node flags missing");
+    uint8_t fl = *p++;
+    if (fl & HG_NODE_ROW_HEAP) {
+      VARINT(err, p, end, hp, base, start, "node heap");
+      heap = hp;
+    }
+    uint64_t at = base + (uint64_t)(row - start);
+    if (fl & 0x70) return efail(err, HG_EFORMAT, at, "node %llu: unknown flag bits", (unsigned long long)n);
+    if (addr + gap < addr) return efail(err, HG_EFORMAT, at, "node address overflows");
+    addr += gap;
+    if (size == 0 || addr + size < addr)
+      return efail(err, HG_EFORMAT, at, "node %u: empty or wrapping range", n);
+    if (prev && addr < node_end)
+      return efail(err, HG_EFORMAT, at, "node %u at 0x%llx overlaps or precedes the previous node", n,
+                   (unsigned long long)addr);
+    if (cls >= UINT32_MAX || heap >= UINT32_MAX)
+      return efail(err, HG_EFORMAT, at, "node %u: class or heap id too large", n);
+    naddr[n] = addr;
+    nsize[n] = size;
+    nclass[n] = (uint32_t)cls;
+    nflags[n] = fl & HG_NODE_FLAG_MASK;
+    if (heap || !heap_zeroed) nheap[n] = (uint32_t)heap; /* zero pages stay untouched */
+    if (cls > max_class) max_class = (uint32_t)cls;
+    if (heap > max_heap) max_heap = (uint32_t)heap;
+    addr += size;
+    node_end = addr;
+    prev = 1;
+  }
+  if (p != end) return efail(err, HG_EFORMAT, base + (uint64_t)(p - start), "trailing bytes in nodes chunk");
+  s->node_end = node_end;
+  s->prev = prev;
+  s->max_class = max_class;
+  s->max_heap = max_heap;
+  return 0;
+}
+
+static int named_add(struct named *s, struct hg_load_error *err, uint64_t at, uint32_t e, uint32_t f) {
+  if (s->n == s->cap) {
+    size_t nc = s->cap ? 2 * s->cap : 64;
+    uint32_t *ne = realloc(s->edge, nc * sizeof *ne);
+    if (ne) s->edge = ne;
+    uint32_t *nf = ne ? realloc(s->field, nc * sizeof *nf) : NULL;
+    if (!nf) return efail(err, HG_ENOMEM, at, "out of memory (%zu elements)", nc);
+    s->field = nf;
+    s->cap = nc;
+  }
+  s->edge[s->n] = e;
+  s->field[s->n++] = f;
+  return 0;
+}
+
+/* Decodes the rows of one edges chunk into g's arrays at c->first.., and
+ * edge_start as far as its sources go (struct estate). */
+static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct chunk *c,
+                     struct estate *s) {
+  const uint8_t *p = c->p, *end = c->end, *start = c->p;
+  uint64_t base = c->base, count = c->count, src = c->addr_or_src, off = 0, done = 0;
+  int first_group = 1;
+  /* Per-edge state in locals (stores through s or g would alias the
+   * arrays); written back at the end. On error the graph is discarded. */
+  uint64_t last_src = s->last_src, last_off = s->last_off, filled = s->filled;
+  int have_edge = s->have_edge, fresh = s->fresh;
+  uint32_t e = c->first, max_target = s->max_target, *es = s->es;
+  uint64_t es_cap = s->es_cap;
+  uint32_t *etarget = g->edge_target, *eoffset = g->edge_offset;
+  uint8_t *ekind = g->edge_kind;
+  while (done < count) {
+    uint64_t sd, n;
+    VARINT(err, p, end, sd, base, start, "edge group source");
+    VARINT(err, p, end, n, base, start, "edge group size");
+    uint64_t at = base + (uint64_t)(p - start);
+    int words = (n & HG_GROUP_WORDS) != 0;
+    n >>= 1;
+    if (first_group && sd != 0) return efail(err, HG_EFORMAT, at, "first edge group must start at the chunk's source");
+    if (n == 0 || n > count - done) return efail(err, HG_EFORMAT, at, "edge group size %llu out of range",
+                                                 (unsigned long long)n);
+    if (src + sd < src || src + sd >= UINT32_MAX) return efail(err, HG_EFORMAT, at, "edge source out of range");
+    int absolute = first_group || sd != 0;
+    src += sd;
+    first_group = 0;
+    if (fresh) { /* a chunk on its own: the merge fills below its first source */
+      filled = src + 1 < es_cap ? src + 1 : filled;
+      s->first_src = src;
+    }
+    if (src >= filled) { /* a new source: the edge_start entries up to it */
+      if (src + 1 < es_cap) {
+        for (uint64_t x = filled; x <= src; x++) es[x] = e;
+        filled = src + 1;
+      } else if (s->bad_src_e == UINT32_MAX) {
+        s->bad_src_e = e; /* no room for node_count: beyond every node */
+      }
+    }
+    for (uint64_t i = 0; i < n; i++) {
+      uint64_t ok, field = 0, zz;
+      const uint8_t *row = p;
+      VARINT(err, p, end, ok, base, start, "edge offset");
+      unsigned code = (unsigned)(ok & 7);
+      if (code >= HG_KINDCODE_NAMED_BASE) VARINT(err, p, end, field, base, start, "edge field");
+      VARINT(err, p, end, zz, base, start, "edge target");
+      at = base + (uint64_t)(row - start);
+      uint64_t q = ok >> HG_OFFKIND_SHIFT;
+      if (words && q > (UINT64_MAX >> 3)) return efail(err, HG_EFORMAT, at, "edge offset overflows");
+      uint64_t d = words ? q * 8 : q;
+      if (absolute && i == 0) {
+        off = d;
+      } else {
+        if (d == 0 || off + d < off) return efail(err, HG_EFORMAT, at, "edge offsets must increase");
+        off += d;
+      }
+      if (off > UINT32_MAX) return efail(err, HG_EFORMAT, at, "edge offset beyond 4 GiB");
+      if (have_edge && (src < last_src || (src == last_src && off <= last_off)))
+        return efail(err, HG_EFORMAT, at, "edges out of order (source %llu offset %llu)",
+                     (unsigned long long)src, (unsigned long long)off);
+      if (fresh) {
+        s->first_off = off;
+        fresh = 0;
+      }
+      int64_t dst = (int64_t)src + _hg_unzigzag(zz);
+      if (dst < 0 || dst >= (int64_t)UINT32_MAX - 1) return efail(err, HG_EFORMAT, at, "edge target out of range");
+      if (code >= HG_KINDCODE_NAMED_BASE && (field == 0 || field >= UINT32_MAX))
+        return efail(err, HG_EFORMAT, at, "edge field id out of range");
+      etarget[e] = (uint32_t)dst;
+      eoffset[e] = (uint32_t)off;
+      ekind[e] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
+      if ((uint32_t)dst > max_target) max_target = (uint32_t)dst;
+      if (field && named_add(s->named, err, at, e, (uint32_t)field)) return HG_ENOMEM;
+      e++;
+      have_edge = 1;
+      last_src = src;
+      last_off = off;
+    }
+    done += n;
+  }
+  if (p != end) return efail(err, HG_EFORMAT, base + (uint64_t)(p - start), "trailing bytes in edges chunk");
+  s->have_edge = have_edge;
+  s->fresh = fresh;
+  s->last_src = last_src;
+  s->last_off = last_off;
+  s->filled = filled;
+  s->max_target = max_target;
+  return 0;
+}
+
+/* The two-thread load queues chunks instead of decoding them; their rows
+ * must fit the arrays sized from the trailer (else the load starts over
+ * without it: see load_fast). */
+static int queue_chunk(struct rd *r, const struct chunk *c, uint64_t total, uint64_t hint) {
+  if (total > hint) return bad(r, HG_EFORMAT, here(r), "more rows than the trailer says");
+  if (r->chunk_n == r->chunk_cap) {
+    size_t nc = r->chunk_cap ? 2 * r->chunk_cap : 256;
+    struct chunk *m = realloc(r->chunks, nc * sizeof *m);
+    if (!m) return bad(r, HG_ENOMEM, here(r), "out of memory");
+    r->chunks = m;
+    r->chunk_cap = nc;
+  }
+  r->chunks[r->chunk_n++] = *c;
+  return 0;
+}
+
+/* After a chunk's header: queued (two-thread load), or the arrays (cols,
+ * sharing *cap) grown and its rows decoded now. *total counts its rows. */
+static int take_chunk(struct rd *r, struct chunk *c, uint32_t *total, uint64_t hint, size_t *cap,
+                      const struct col *cols, size_t ncols) {
+  if (r->fast) {
+    TRY(queue_chunk(r, c, (uint64_t)*total + c->count, hint));
+  } else {
+    TRY(grow_cols(r, cap, (size_t)*total + c->count, cols, ncols));
+    TRY(c->is_edges ? dec_edges(r->g, r->err, c, &r->es) : dec_nodes(r->g, r->err, c, &r->ns));
+  }
+  *total += c->count;
+  return 0;
+}
 
 static int rec_nodes(struct rd *r) {
   struct hg_graph *g = r->g;
@@ -399,52 +676,15 @@ static int rec_nodes(struct rd *r) {
                (unsigned long long)first, g->node_count);
   TRY(get_uint(r, &count, "nodes count"));
   TRY(get_uint(r, &addr, "nodes base address"));
-  const uint8_t *p, *end, *start;
+  const uint8_t *p, *end;
   uint64_t base;
   TRY(get_chunk(r, &p, &end, &base, count, HG_NODE_MIN_BYTES, "nodes chunk"));
-  start = p;
   if (count > (uint64_t)UINT32_MAX - 1 - g->node_count)
     return bad(r, HG_ELIMIT, here(r), "too many nodes");
-  size_t need = (size_t)(g->node_count + count);
+  struct chunk c = {0, p, end, base, addr, g->node_count, (uint32_t)count, {0}, {0}};
   const struct col nodes[] = {COL(g->node_addr), COL(g->node_size), COL(g->node_class),
                               COL(g->node_flags), COL(g->node_heap)};
-  TRY(grow_cols(r, &r->cap_nodes, need, nodes, sizeof nodes / sizeof nodes[0]));
-  uint64_t heap = 0;
-  for (uint64_t i = 0; i < count; i++) {
-    uint64_t gap, size, cls, hp;
-    const uint8_t *row = p;
-    VARINT(r, p, end, gap, base, start, "node gap");
-    VARINT(r, p, end, size, base, start, "node size");
-    VARINT(r, p, end, cls, base, start, "node class");
-    if (p >= end) return bad(r, HG_EFORMAT, base + (uint64_t)(p - start), "node flags missing");
-    uint8_t fl = *p++;
-    if (fl & HG_NODE_ROW_HEAP) {
-      VARINT(r, p, end, hp, base, start, "node heap");
-      heap = hp;
-    }
-    uint64_t at = base + (uint64_t)(row - start);
-    if (fl & 0x70) return bad(r, HG_EFORMAT, at, "node %llu: unknown flag bits",
-                              (unsigned long long)(g->node_count));
-    if (addr + gap < addr) return bad(r, HG_EFORMAT, at, "node address overflows");
-    addr += gap;
-    if (size == 0 || addr + size < addr)
-      return bad(r, HG_EFORMAT, at, "node %u: empty or wrapping range", g->node_count);
-    if (g->node_count && addr < r->node_end)
-      return bad(r, HG_EFORMAT, at, "node %u at 0x%llx overlaps or precedes the previous node",
-                 g->node_count, (unsigned long long)addr);
-    if (cls >= UINT32_MAX || heap >= UINT32_MAX)
-      return bad(r, HG_EFORMAT, at, "node %u: class or heap id too large", g->node_count);
-    uint32_t n = g->node_count++;
-    g->node_addr[n] = addr;
-    g->node_size[n] = size;
-    g->node_class[n] = (uint32_t)cls;
-    g->node_flags[n] = fl & HG_NODE_FLAG_MASK;
-    g->node_heap[n] = (uint32_t)heap;
-    addr += size;
-    r->node_end = addr;
-  }
-  if (p != end) return bad(r, HG_EFORMAT, base + (uint64_t)(p - start), "trailing bytes in nodes chunk");
-  return 0;
+  return take_chunk(r, &c, &g->node_count, r->hint_nodes, &r->cap_nodes, nodes, 5);
 }
 
 static int rec_edges(struct rd *r) {
@@ -452,88 +692,14 @@ static int rec_edges(struct rd *r) {
   uint64_t first, count;
   TRY(get_uint(r, &first, "edges first source"));
   TRY(get_uint(r, &count, "edges count"));
-  const uint8_t *p, *end, *start;
+  const uint8_t *p, *end;
   uint64_t base;
   TRY(get_chunk(r, &p, &end, &base, count, HG_EDGE_MIN_BYTES, "edges chunk"));
-  start = p;
   if (count > (uint64_t)UINT32_MAX - 1 - g->edge_count)
     return bad(r, HG_ELIMIT, here(r), "too many edges");
-  size_t need = (size_t)(g->edge_count + count);
-  const struct col edges[] = {COL(g->edge_target), COL(g->edge_offset), COL(g->edge_kind),
-                              COL(r->edge_src)};
-  TRY(grow_cols(r, &r->cap_edges, need, edges, sizeof edges / sizeof edges[0]));
-  uint64_t src = first, off = 0, done = 0;
-  int first_group = 1;
-  /* Per-edge state in locals (stores through r/g would alias the arrays);
-   * written back at the end. On error the graph is discarded anyway. */
-  uint64_t last_src = r->last_src, last_off = r->last_off;
-  int have_edge = r->have_edge;
-  uint32_t ecount = g->edge_count;
-  uint32_t *esrc = r->edge_src, *etarget = g->edge_target, *eoffset = g->edge_offset;
-  uint8_t *ekind = g->edge_kind;
-  while (done < count) {
-    uint64_t sd, n;
-    VARINT(r, p, end, sd, base, start, "edge group source");
-    VARINT(r, p, end, n, base, start, "edge group size");
-    uint64_t at = base + (uint64_t)(p - start);
-    int words = (n & HG_GROUP_WORDS) != 0;
-    n >>= 1;
-    if (first_group && sd != 0) return bad(r, HG_EFORMAT, at, "first edge group must start at the chunk's source");
-    if (n == 0 || n > count - done) return bad(r, HG_EFORMAT, at, "edge group size %llu out of range",
-                                               (unsigned long long)n);
-    if (src + sd < src || src + sd >= UINT32_MAX) return bad(r, HG_EFORMAT, at, "edge source out of range");
-    int absolute = first_group || sd != 0;
-    src += sd;
-    first_group = 0;
-    for (uint64_t i = 0; i < n; i++) {
-      uint64_t ok, field = 0, zz;
-      const uint8_t *row = p;
-      VARINT(r, p, end, ok, base, start, "edge offset");
-      unsigned code = (unsigned)(ok & 7);
-      if (code >= HG_KINDCODE_NAMED_BASE) VARINT(r, p, end, field, base, start, "edge field");
-      VARINT(r, p, end, zz, base, start, "edge target");
-      at = base + (uint64_t)(row - start);
-      uint64_t q = ok >> HG_OFFKIND_SHIFT;
-      if (words && q > (UINT64_MAX >> 3)) return bad(r, HG_EFORMAT, at, "edge offset overflows");
-      uint64_t d = words ? q * 8 : q;
-      if (absolute && i == 0) {
-        off = d;
-      } else {
-        if (d == 0 || off + d < off) return bad(r, HG_EFORMAT, at, "edge offsets must increase");
-        off += d;
-      }
-      if (off > UINT32_MAX) return bad(r, HG_EFORMAT, at, "edge offset beyond 4 GiB");
-      if (have_edge && (src < last_src || (src == last_src && off <= last_off)))
-        return bad(r, HG_EFORMAT, at, "edges out of order (source %llu offset %llu)",
-                   (unsigned long long)src, (unsigned long long)off);
-      int64_t dst = (int64_t)src + _hg_unzigzag(zz);
-      if (dst < 0 || dst >= (int64_t)UINT32_MAX - 1) return bad(r, HG_EFORMAT, at, "edge target out of range");
-      if (code >= HG_KINDCODE_NAMED_BASE && (field == 0 || field >= UINT32_MAX))
-        return bad(r, HG_EFORMAT, at, "edge field id out of range");
-      uint32_t e = ecount++;
-      esrc[e] = (uint32_t)src;
-      etarget[e] = (uint32_t)dst;
-      eoffset[e] = (uint32_t)off;
-      ekind[e] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
-      if (field) {
-        const struct col named[] = {COL(g->named_edge), COL(g->named_field)};
-        TRY(grow_cols(r, &r->cap_named, (size_t)g->named_count + 1, named, 2));
-        g->named_edge[g->named_count] = e;
-        g->named_field[g->named_count] = (uint32_t)field;
-        g->named_count++;
-      }
-      have_edge = 1;
-      last_src = src;
-      last_off = off;
-    }
-    done += n;
-  }
-  g->edge_count = ecount;
-  r->have_edge = have_edge;
-  r->last_src = last_src;
-  r->last_off = last_off;
-  if (p != end) return bad(r, HG_EFORMAT, base + (uint64_t)(p - start), "trailing bytes in edges chunk");
-  return 0;
+  struct chunk c = {1, p, end, base, first, g->edge_count, (uint32_t)count, {0}, {0}};
+  const struct col edges[] = {COL(g->edge_target), COL(g->edge_offset), COL(g->edge_kind)};
+  return take_chunk(r, &c, &g->edge_count, r->hint_edges, &r->cap_edges, edges, 3);
 }
 
 static int rec_roots(struct rd *r) {
@@ -555,11 +721,11 @@ static int rec_roots(struct rd *r) {
     uint64_t owner = HG_NO_OWNER, zw, zt;
     if ((kb & 0x0f) >= HG_ROOT_KIND_COUNT || (kb & 0xe0)) return bad(r, HG_EFORMAT, at, "root kind unknown");
     if (kb & HG_ROOT_ROW_OWNER) {
-      VARINT(r, p, end, owner, base, start, "root owner");
+      VARINT(r->err, p, end, owner, base, start, "root owner");
       if (owner >= UINT32_MAX) return bad(r, HG_EFORMAT, at, "root owner out of range");
     }
-    VARINT(r, p, end, zw, base, start, "root address");
-    VARINT(r, p, end, zt, base, start, "root target");
+    VARINT(r->err, p, end, zw, base, start, "root address");
+    VARINT(r->err, p, end, zt, base, start, "root target");
     where += (uint64_t)_hg_unzigzag(zw);
     int64_t t = (int64_t)target + _hg_unzigzag(zt);
     if (t < 0 || t >= (int64_t)UINT32_MAX - 1) return bad(r, HG_EFORMAT, at, "root target out of range");
@@ -621,6 +787,19 @@ static int rec_trailer(struct rd *r, uint64_t digest) {
   return 0;
 }
 
+/* The first edge whose source or target is no node (sources never
+ * decrease: es[n] is the first with a source >= n), or UINT32_MAX. */
+static uint32_t first_dangling_edge(const struct rd *r, uint32_t n) {
+  const struct hg_graph *g = r->g;
+  uint32_t bad_e = UINT32_MAX;
+  if (r->es.filled > n) bad_e = r->es.es[n];
+  else if (r->es.bad_src_e != UINT32_MAX) bad_e = r->es.bad_src_e;
+  if (g->edge_count && r->es.max_target >= n) /* only then look for the target */
+    for (uint32_t e = 0; e < g->edge_count && e < bad_e; e++)
+      if (g->edge_target[e] >= n) bad_e = e;
+  return bad_e;
+}
+
 static int final_checks(struct rd *r) {
   struct hg_graph *g = r->g;
   uint64_t end = r->p.size;
@@ -628,15 +807,20 @@ static int final_checks(struct rd *r) {
     if (g->regions[i].image != HG_NO_OWNER && g->regions[i].image >= g->image_count)
       return bad(r, HG_EFORMAT, end, "region %u refers to image %u of %u", i, g->regions[i].image,
                  g->image_count);
-  for (uint32_t i = 0; i < g->node_count; i++) {
-    if (g->node_class[i] > g->class_count)
-      return bad(r, HG_EFORMAT, end, "node %u refers to class %u of %u", i, g->node_class[i], g->class_count);
-    if (g->node_heap[i] > g->heap_count)
-      return bad(r, HG_EFORMAT, end, "node %u refers to heap %u of %u", i, g->node_heap[i], g->heap_count);
-  }
-  for (uint32_t e = 0; e < g->edge_count; e++)
-    if (g->edge_target[e] >= g->node_count || r->edge_src[e] >= g->node_count)
-      return bad(r, HG_EFORMAT, end, "edge %u refers to a node beyond %u", e, g->node_count);
+  if (r->ns.max_class > g->class_count || r->ns.max_heap > g->heap_count) /* find the first */
+    for (uint32_t i = 0; i < g->node_count; i++) {
+      if (g->node_class[i] > g->class_count)
+        return bad(r, HG_EFORMAT, end, "node %u refers to class %u of %u", i, g->node_class[i], g->class_count);
+      if (g->node_heap[i] > g->heap_count)
+        return bad(r, HG_EFORMAT, end, "node %u refers to heap %u of %u", i, g->node_heap[i], g->heap_count);
+    }
+  uint32_t e = first_dangling_edge(r, g->node_count);
+  if (e != UINT32_MAX)
+    return bad(r, HG_EFORMAT, end, "edge %u refers to a node beyond %u", e, g->node_count);
+  g->named_edge = r->named.edge;
+  g->named_field = r->named.field;
+  g->named_count = (uint32_t)r->named.n;
+  r->named = (struct named){0};
   for (uint32_t i = 0; i < g->named_count; i++)
     if (g->named_field[i] > g->string_count)
       return bad(r, HG_EFORMAT, end, "edge %u refers to string %u of %u", g->named_edge[i],
@@ -648,11 +832,13 @@ static int final_checks(struct rd *r) {
     uint32_t lim = x->kind == HG_ROOT_GLOBAL ? g->image_count : g->thread_count;
     if (x->owner >= lim) return bad(r, HG_EFORMAT, end, "root %u refers to owner %u of %u", i, x->owner, lim);
   }
-  /* CSR: sources are non-decreasing, so one pass builds edge_start. */
-  g->edge_start = calloc((size_t)g->node_count + 1, sizeof *g->edge_start);
-  if (!g->edge_start) return bad(r, HG_ENOMEM, end, "out of memory");
-  for (uint32_t e = 0; e < g->edge_count; e++) g->edge_start[r->edge_src[e] + 1]++;
-  for (uint32_t n = 0; n < g->node_count; n++) g->edge_start[n + 1] += g->edge_start[n];
+  /* CSR: edge_start was filled as the edges came (every x < filled); the
+   * nodes after the last source start at the end. */
+  uint32_t *es = r->es.es;
+  for (uint64_t x = r->es.filled; x <= g->node_count; x++) es[x] = g->edge_count;
+  uint32_t *fit = realloc(es, ((size_t)g->node_count + 1) * sizeof *es);
+  g->edge_start = fit ? fit : es;
+  r->es.es = NULL;
   return 0;
 }
 
@@ -768,8 +954,8 @@ static int rec_stack(struct rd *r) {
     uint64_t im, off;
     if (n == HG_STACK_MAX_FRAMES)
       return bad(r, HG_ELIMIT, base + (uint64_t)(p - start), "stack: more than %u frames", HG_STACK_MAX_FRAMES);
-    VARINT(r, p, end, im, base, start, "stack frame image");
-    VARINT(r, p, end, off, base, start, "stack frame offset");
+    VARINT(r->err, p, end, im, base, start, "stack frame image");
+    VARINT(r->err, p, end, off, base, start, "stack frame offset");
     if (im >= UINT32_MAX) return bad(r, HG_EFORMAT, base + (uint64_t)(p - start), "stack frame: image index too large");
     tmp[n].image = im ? (uint32_t)(im - 1) : HG_NO_OWNER;
     tmp[n].offset = off;
@@ -803,7 +989,7 @@ static int rec_node_stacks(struct rd *r) {
   TRY(GROW(r, g->node_stack, r->cap_node_stack, (size_t)r->node_stack_n + (size_t)(end - p)));
   while (p < end) {
     uint64_t id;
-    VARINT(r, p, end, id, base, start, "node stack id");
+    VARINT(r->err, p, end, id, base, start, "node stack id");
     if (id >= UINT32_MAX) return bad(r, HG_EFORMAT, base + (uint64_t)(p - start), "node stack id too large");
     g->node_stack[r->node_stack_n++] = (uint32_t)id;
   }
@@ -905,23 +1091,19 @@ static int read_stream(struct rd *r) {
   }
 }
 
-static struct hg_graph *load(struct rd *r, uint64_t size, struct hg_load_error *err) {
-  struct hg_load_error dummy;
-  r->err = err ? err : &dummy;
-  memset(r->err, 0, sizeof *r->err);
-  r->g = _hg_graph_alloc();
-  if (!r->g) {
-    bad(r, HG_ENOMEM, 0, "out of memory");
-    return NULL;
-  }
-  r->pv = r->g->priv;
-  r->g->file_size = size;
-  int rc = read_stream(r);
+/* Everything after the last record, for both loads: the checks that need
+ * every count, then the metadata. Frees the reader's own memory. */
+static struct hg_graph *finish(struct rd *r, int rc) {
   if (!rc) rc = final_checks(r);
   if (!rc) rc = stack_checks(r);
   merge_meta(r);
-  free(r->edge_src);
-  r->edge_src = NULL;
+  free(r->es.es);
+  free(r->named.edge);
+  free(r->named.field);
+  free(r->chunks);
+  r->es.es = NULL;
+  r->named = (struct named){0};
+  r->chunks = NULL;
   if (rc) {
     hg_graph_free(r->g);
     return NULL;
@@ -929,7 +1111,217 @@ static struct hg_graph *load(struct rd *r, uint64_t size, struct hg_load_error *
   return r->g;
 }
 
+static int start(struct rd *r, uint64_t size, struct hg_load_error *err) {
+  r->err = err;
+  memset(r->err, 0, sizeof *r->err);
+  r->g = _hg_graph_alloc();
+  if (!r->g) return bad(r, HG_ENOMEM, 0, "out of memory");
+  r->pv = r->g->priv;
+  r->g->file_size = size;
+  r->es.bad_src_e = UINT32_MAX;
+  r->es.named = &r->named;
+  return 0;
+}
+
+/* The sequential load: arrays grow as records arrive; edge_start has room
+ * for as many nodes as the file could hold (virtual memory: only what the
+ * sources reach is touched). */
+static struct hg_graph *load(struct rd *r, uint64_t size, struct hg_load_error *err) {
+  struct hg_load_error dummy;
+  if (start(r, size, err ? err : &dummy)) return NULL;
+  r->es.es_cap = size / HG_NODE_MIN_BYTES + 2;
+  r->es.es = malloc((size_t)r->es.es_cap * sizeof *r->es.es);
+  int rc = r->es.es ? read_stream(r) : bad(r, HG_ENOMEM, 0, "out of memory");
+  return finish(r, rc);
+}
+
+/* ---- the two-thread load ---- */
+
+/* The trailer's node and edge counts, read from the last bytes of a file
+ * (`[11, {counts}, xxh64]` then the break) before anything else. 1 if found. */
+static int trailer_hint(const uint8_t *data, uint64_t size, uint64_t *nodes, uint64_t *edges) {
+  size_t len = size < 512 ? (size_t)size : 512;
+  const uint8_t *tail = data + size - len;
+  for (size_t i = len - (len > 0); i-- > 0;) {
+    if (tail[i] != 0x83 || tail[i + 1] != HG_REC_TRAILER) continue;
+    struct hg_pull p;
+    _hg_pull_open_mem(&p, tail + i, len - i);
+    p.hashing = 0;
+    int got = 0, ok = !_hg_pull_next(&p) && p.tok.type == TOK_ARRAY && p.tok.u == 3 &&
+                      !_hg_pull_next(&p) && p.tok.type == TOK_UINT &&
+                      !_hg_pull_next(&p) && p.tok.type == TOK_MAP && p.tok.u <= 64;
+    for (uint64_t j = 0, k = ok ? p.tok.u : 0; j < k && ok; j++) {
+      ok = !_hg_pull_next(&p) && p.tok.type == TOK_TEXT;
+      int which = ok && p.tok.len == 5 ? (!memcmp(p.tok.ptr, "nodes", 5) ? 1 : !memcmp(p.tok.ptr, "edges", 5) ? 2 : 0) : 0;
+      ok = ok && !_hg_pull_next(&p) && p.tok.type == TOK_UINT;
+      if (ok && which == 1) *nodes = p.tok.u;
+      if (ok && which == 2) *edges = p.tok.u;
+      got |= ok ? which : 0;
+    }
+    ok = ok && got == 3 && !_hg_pull_next(&p) && p.tok.type == TOK_UINT && !_hg_pull_next(&p) &&
+         p.tok.type == TOK_BREAK && _hg_pull_offset(&p) == len - i;
+    if (ok) return 1;
+  }
+  return 0;
+}
+
+/* A decoding thread: takes the next queued chunk until none is left or one
+ * fails. Chunks are independent (struct estate, fresh); the merge checks
+ * what joins them. */
+struct worker {
+  struct rd *r;
+  struct named named;       /* this thread's named edges, in edge order */
+  struct hg_load_error err; /* scratch: any failure means the slow load  */
+  size_t *next;
+  int *failed;
+  int drop;                 /* the input is our own copy: release decoded pages */
+};
+
+static void *decode_chunks(void *arg) {
+  struct worker *w = arg;
+  struct rd *r = w->r;
+  const uintptr_t page = 4096;
+  for (;;) {
+    size_t k = __atomic_fetch_add(w->next, 1, __ATOMIC_RELAXED);
+    if (k >= r->chunk_n || __atomic_load_n(w->failed, __ATOMIC_RELAXED)) break;
+    struct chunk *c = &r->chunks[k];
+    int rc;
+    if (c->is_edges) {
+      c->es = (struct estate){.fresh = 1, .es = r->es.es, .es_cap = r->es.es_cap,
+                              .bad_src_e = UINT32_MAX, .named = &w->named};
+      rc = dec_edges(r->g, &w->err, c, &c->es);
+    } else {
+      c->ns = (struct nstate){.heap_zeroed = 1};
+      rc = dec_nodes(r->g, &w->err, c, &c->ns);
+    }
+    if (rc) {
+      __atomic_store_n(w->failed, 1, __ATOMIC_RELAXED);
+      break;
+    }
+    uintptr_t lo = ((uintptr_t)c->p + page - 1) & ~(page - 1), hi = (uintptr_t)c->end & ~(page - 1);
+    if (w->drop && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+  }
+  return NULL;
+}
+
+/* Joins the decoded chunks in file order: what crosses a chunk boundary
+ * (node overlap, edge order, edge_start below each chunk's first source),
+ * the largest ids, and the two threads' named edges. 0, or 1 when the
+ * sequential load must decide. */
+static int merge_chunks(struct rd *r, struct worker *w) {
+  struct hg_graph *g = r->g;
+  struct estate *s = &r->es;
+  for (size_t k = 0; k < r->chunk_n; k++) {
+    const struct chunk *c = &r->chunks[k];
+    if (!c->is_edges) {
+      if (r->ns.prev && g->node_addr[c->first] < r->ns.node_end) return 1;
+      r->ns.node_end = c->ns.node_end;
+      r->ns.prev = 1;
+      if (c->ns.max_class > r->ns.max_class) r->ns.max_class = c->ns.max_class;
+      if (c->ns.max_heap > r->ns.max_heap) r->ns.max_heap = c->ns.max_heap;
+      continue;
+    }
+    const struct estate *x = &c->es;
+    if (x->bad_src_e != UINT32_MAX || x->first_src + 1 >= s->es_cap) return 1;
+    if (s->have_edge && (x->first_src < s->last_src ||
+                         (x->first_src == s->last_src && x->first_off <= s->last_off)))
+      return 1;
+    for (uint64_t v = s->filled; v <= x->first_src; v++) s->es[v] = c->first;
+    s->filled = x->filled;
+    s->last_src = x->last_src;
+    s->last_off = x->last_off;
+    s->have_edge = 1;
+    if (x->max_target > s->max_target) s->max_target = x->max_target;
+  }
+  struct named *a = &w[0].named, *b = &w[1].named, *m = &r->named;
+  size_t n = a->n + b->n, i = 0, j = 0;
+  if (!n) return 0;
+  m->edge = malloc(n * sizeof *m->edge);
+  m->field = malloc(n * sizeof *m->field);
+  if (!m->edge || !m->field) return 1;
+  for (m->n = 0; m->n < n; m->n++) {
+    int from_a = j == b->n || (i < a->n && a->edge[i] < b->edge[j]);
+    m->edge[m->n] = from_a ? a->edge[i] : b->edge[j];
+    m->field[m->n] = from_a ? a->field[i++] : b->field[j++];
+  }
+  m->cap = n;
+  return 0;
+}
+
+/*
+ * The usual load of a whole file in memory: the trailer's counts (read
+ * first) size every array once, exactly (no doubling, no copies); the
+ * records are read in order as by load() but the nodes and edges chunks
+ * are only queued, then decoded on two threads, each chunk on its own, and
+ * joined by merge_chunks. The counts are a hint, checked as usual when the
+ * trailer is read in turn. Any failure, and any file this path cannot
+ * vouch for, returns NULL with *retry set: load() then reads it again, so
+ * every error is reported exactly as the sequential reader finds it.
+ */
+/* Test hook: 1 sends every load through load() (tests/unit/test_load_paths.c
+ * compares the two). Not for use in the library. */
+int _hg_load_sequential = 0;
+
+static struct hg_graph *load_fast(const uint8_t *data, uint64_t size, unsigned flags, int drop,
+                                  int *retry) {
+  uint64_t hn = 0, he = 0;
+  *retry = 1;
+  if (_hg_load_sequential || !trailer_hint(data, size, &hn, &he) || hn > size / HG_NODE_MIN_BYTES ||
+      he > size / HG_EDGE_MIN_BYTES || hn >= UINT32_MAX - 1 || he >= UINT32_MAX - 1)
+    return NULL;
+  struct rd r;
+  memset(&r, 0, sizeof r);
+  r.flags = flags;
+  r.fast = 1;
+  r.hint_nodes = hn;
+  r.hint_edges = he;
+  _hg_pull_open_mem(&r.p, data, (size_t)size);
+  struct hg_load_error scratch;
+  if (start(&r, size, &scratch)) return NULL;
+  struct hg_graph *g = r.g;
+  size_t n1 = (size_t)hn + 1, m1 = (size_t)he + 1;
+  g->node_addr = _hg_malloc_big(n1 * sizeof *g->node_addr);
+  g->node_size = _hg_malloc_big(n1 * sizeof *g->node_size);
+  g->node_class = _hg_malloc_big(n1 * sizeof *g->node_class);
+  g->node_flags = _hg_malloc_big(n1 * sizeof *g->node_flags);
+  g->node_heap = calloc(n1, sizeof *g->node_heap); /* fresh zero pages: ids 0 never written */
+  g->edge_target = _hg_malloc_big(m1 * sizeof *g->edge_target);
+  g->edge_offset = _hg_malloc_big(m1 * sizeof *g->edge_offset);
+  g->edge_kind = _hg_malloc_big(m1 * sizeof *g->edge_kind);
+  r.es.es_cap = n1;
+  r.es.es = _hg_malloc_big(n1 * sizeof *r.es.es);
+  r.cap_nodes = n1;
+  r.cap_edges = m1;
+  int rc = !g->node_addr || !g->node_size || !g->node_class || !g->node_flags || !g->node_heap ||
+           !g->edge_target || !g->edge_offset || !g->edge_kind || !r.es.es;
+  if (!rc) rc = read_stream(&r);
+  if (!rc && (g->node_count != hn || g->edge_count != he)) rc = 1;
+  if (!rc) {
+    size_t next = 0;
+    int failed = 0;
+    struct worker w[2] = {{&r, {0}, {0}, &next, &failed, drop}, {&r, {0}, {0}, &next, &failed, drop}};
+    struct _hg_job job;
+    _hg_job_start(&job, decode_chunks, &w[1], r.chunk_n > 1);
+    decode_chunks(&w[0]);
+    _hg_job_wait(&job);
+    rc = failed || merge_chunks(&r, w);
+    for (int i = 0; i < 2; i++) {
+      free(w[i].named.edge);
+      free(w[i].named.field);
+    }
+  }
+  g = finish(&r, rc);
+  *retry = g == NULL;
+  return g;
+}
+
 struct hg_graph *hg_graph_load_mem(const void *data, size_t size, struct hg_load_error *err) {
+  int retry;
+  struct hg_graph *g = load_fast(data, size, 0, 0, &retry);
+  if (g) {
+    if (err) memset(err, 0, sizeof *err);
+    return g;
+  }
   struct rd r;
   memset(&r, 0, sizeof r);
   _hg_pull_open_mem(&r.p, data, size);
@@ -956,13 +1348,41 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
     if (fd >= 0) close(fd);
     return NULL;
   }
-  if (_hg_pull_open_fd(&r.p, fd, (uint64_t)st.st_size)) {
+  /* The whole file read into memory (not mapped: a file cut short under a
+   * mapping would raise SIGBUS) for the two-thread load, which releases
+   * decoded pages as it goes. Whatever it cannot vouch for — and a file
+   * that changed size meanwhile — is read again below, sequentially. */
+  uint64_t size = (uint64_t)st.st_size;
+  uint8_t *buf = size && size < SIZE_MAX ? _hg_malloc_big((size_t)size) : NULL;
+  if (buf) {
+    uint64_t got = 0;
+    while (got < size) {
+      ssize_t k = read(fd, buf + got, (size_t)(size - got < (1u << 30) ? size - got : (1u << 30)));
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) break;
+      got += (uint64_t)k;
+    }
+    int retry;
+    struct hg_graph *g = got == size ? load_fast(buf, size, flags, 1, &retry) : NULL;
+    free(buf);
+    if (g) {
+      close(fd);
+      return g;
+    }
+    if (lseek(fd, 0, SEEK_SET) != 0) {
+      err->code = HG_EIO;
+      snprintf(err->message, sizeof err->message, "%s: %s", path, strerror(errno));
+      close(fd);
+      return NULL;
+    }
+  }
+  if (_hg_pull_open_fd(&r.p, fd, size)) {
     err->code = HG_ENOMEM;
     snprintf(err->message, sizeof err->message, "out of memory");
     close(fd);
     return NULL;
   }
-  struct hg_graph *g = load(&r, (uint64_t)st.st_size, err);
+  struct hg_graph *g = load(&r, size, err);
   _hg_pull_close(&r.p);
   close(fd);
   return g;

@@ -23,3 +23,15 @@ $(ANALYSIS_BENCH): bench/bench_analysis.c $(LIB_A)
 .PHONY: bench-analysis
 bench-analysis: $(ANALYSIS_BENCH) $(CLI)
 	$(ANALYSIS_BENCH) build/bench_analysis.hgsnap
+
+# `make bench-top` (issue 33): heapgraph top, the fleet summary, the viewer's
+# start and the DevTools export against the base build (main 3b65021, built
+# from git archive into build/bench/base once), same run, ratios
+# (bench/bench_top.sh; HG_BENCH_TOP_NODES=100000000 for the 100 M case).
+BENCH_TARGETS += bench-top
+.PHONY: bench-top
+bench-top: $(ANALYSIS_BENCH) $(CLI)
+	BUILD=$(BUILD) sh bench/bench_top.sh
+ifneq ($(filter bench,$(MAKECMDGOALS)),)
+bench-top: bench-analysis
+endif
