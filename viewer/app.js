@@ -172,7 +172,7 @@ function squarify(items, x, y, w, hgt) {
 }
 
 async function vSummary(box) {
-  const [info, regions, s] = await Promise.all([api('info'), api('regions'), api('summary')]);
+  const [info, regions, s, top] = await Promise.all([api('info'), api('regions'), api('summary'), api('top', {n: 8})]);
   const title = (info.process || '(unknown process)') + (info.pid ? ' · pid ' + info.pid : '');
   box.append(h('h1', {}, title),
     h('p', {class: 'sub'}, [info.platform, info.os_version, info.arch].filter(Boolean).join(' · '),
@@ -187,6 +187,8 @@ async function vSummary(box) {
     card('References', count(s.edges_total), [count(info.counts.roots), pl(info.counts.roots, ' root')]),
     card('Regions', count(info.counts.regions), [count(info.counts.images), pl(info.counts.images, ' image'), ' · ', count(info.counts.threads), pl(info.counts.threads, ' thread')]),
     s.stacks ? card('Allocation stacks', h('a', {href: '#/stacks'}, count(s.stacks.listed)), [s.stacks.sample_bytes ? 'sampled' : 'every block', ' · ', count(s.stacks.unattributed_nodes), ' without a stack']) : ''));
+
+  box.append(fillsMemory(top));
 
   const treeBox = h('div', {class: 'treemap', id: 'treemap'});
   const groups = regions.filter((g) => !g.total);
@@ -222,6 +224,30 @@ async function vSummary(box) {
   t.append(tb);
   box.append(h('h2', {}, 'Regions, most dirty first', regions.length > 41 ? h('span', {class: 'muted'}, ' (40 of ' + (regions.length - 1) + ')') : ''), t);
 }
+// What fills memory first: the classes and the blocks retaining the most
+// (the answer of `heapgraph top`), each a link to its view.
+function fillsMemory(top) {
+  const classTable = h('table', {id: 'top-classes'}, h('thead', {}, h('tr', {}, h('th', {}, 'Class'), h('th', {class: 'n'}, 'Count'), h('th', {class: 'n'}, 'Retained'), h('th', {}, ''))));
+  const cb = h('tbody');
+  const cmax = Math.max(1, ...top.classes.map((c) => c.retained));
+  for (const c of top.classes)
+    cb.append(h('tr', {class: 'click', 'data-class': label(c.class), on: {click: () => openClassByName(c.class)}},
+      h('td', {}, h('span', {class: 'cls'}, label(c.class))), h('td', {class: 'n', 'data-f': 'count'}, count(c.count)),
+      h('td', {class: 'n', 'data-f': 'retained'}, bytes(c.retained)), h('td', {class: 'barcell'}, bar(c.retained, cmax))));
+  classTable.append(cb);
+  const nodeTable = h('table', {id: 'top-retainers'}, h('thead', {}, h('tr', {}, h('th', {}, 'Block'), h('th', {class: 'n'}, 'Retained'), h('th', {}, ''))));
+  const nb = h('tbody');
+  const nmax = Math.max(1, ...top.nodes.map((n) => n.retained));
+  for (const n of top.nodes)
+    nb.append(h('tr', {class: 'click', 'data-addr': n.addr, on: {click: (e) => { if (e.target.tagName !== 'A') go('object', n.addr); }}},
+      h('td', {}, nodeRef(n)), h('td', {class: 'n', 'data-f': 'retained'}, bytes(n.retained)), h('td', {class: 'barcell'}, bar(n.retained, nmax))));
+  nodeTable.append(nb);
+  const none = (t) => h('p', {class: 'muted'}, t);
+  return h('div', {class: 'cols', id: 'fills'},
+    h('div', {}, h('h2', {}, 'What fills memory: classes ', h('span', {class: 'muted'}, '— by retained bytes · ', h('a', {href: '#/classes'}, 'all'))), top.classes.length ? classTable : none('No reachable blocks.')),
+    h('div', {}, h('h2', {}, 'Biggest retainers ', h('span', {class: 'muted'}, '— blocks · ', h('a', {href: '#/dominators'}, 'dominator tree'))), top.nodes.length ? nodeTable : none('No reachable blocks.')));
+}
+
 function drawTreemap(el, groups, metric) {
   const W = el.clientWidth, H = el.clientHeight;
   const items = groups.filter((g) => g[metric] > 0).sort((a, b) => b[metric] - a[metric]).slice(0, 60).map((g) => ({value: g[metric], g}));

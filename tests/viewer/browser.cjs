@@ -176,7 +176,20 @@ async function walkFixture(page, v, s, base, ref) {
   check('summary: block count', eq(await vals(page, '[data-card="Heap blocks"] .v [data-v]'), [info.counts.nodes]));
   const leaks = cliJson('leaks', s);
   check('summary: leaked bytes', eq(await vals(page, '[data-card="Leaked"] .v [data-v]'), [leaks.leaked_bytes]));
+  // what fills memory: the first classes and blocks of `heapgraph top`
+  const top8 = cliJson('top', s, '-n', '8');
+  const tcls = await page.$$eval('#top-classes tbody tr', (t) => t.map((e) => [e.getAttribute('data-class'), Number(e.querySelector('[data-f=retained] [data-v]').getAttribute('data-v'))]));
+  check('summary: top classes = CLI top', eq(tcls, top8.classes.map((c) => [c.class === null ? '(unclassified)' : c.class, c.retained])), [tcls, top8.classes]);
+  const tnodes = await page.$$eval('#top-retainers tbody tr', (t) => t.map((e) => [e.getAttribute('data-addr'), Number(e.querySelector('[data-f=retained] [data-v]').getAttribute('data-v'))]));
+  check('summary: biggest retainers = CLI top', eq(tnodes, top8.nodes.map((n) => [n.addr, n.retained])), [tnodes, top8.nodes]);
   await shot(page, 'summary');
+  await page.click('#top-retainers tbody tr td:nth-child(2)');
+  await navigated(page, '#/object/' + top8.nodes[0].addr);
+  check('summary: a retainer opens its object', (await page.textContent('#obj-addr')) === top8.nodes[0].addr);
+  await visit(page, v, '#/summary');
+  await page.click('#top-classes tbody tr');
+  await page.waitForFunction(() => /^#\/class\/\d+$/.test(document.getElementById('main').getAttribute('data-ready') || ''));
+  check('summary: a top class opens its instances', (await page.textContent('#class-name')) === tcls[0][0]);
   // Classes: counts, self bytes and retained against the CLI
   await visit(page, v, '#/classes');
   const rows = await page.$$eval('#classes tbody tr', (trs) => trs.map((tr) => ({
