@@ -15,7 +15,7 @@
 
 #include "tools/cli_opts.h"
 #include "tools/symbolize.h"
-#include "tools/view.h"
+#include "web/view.h"
 
 extern char **environ;
 

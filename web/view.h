@@ -4,8 +4,8 @@
  * page files built into the binary (view_assets.c) and the HTTP server
  * (view_http.c). docs/viewer.md describes the API.
  */
-#ifndef HG_TOOLS_VIEW_H
-#define HG_TOOLS_VIEW_H
+#ifndef HG_WEB_VIEW_H
+#define HG_WEB_VIEW_H
 
 #include <stddef.h>
 #include <stdint.h>

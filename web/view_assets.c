@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "tools/view.h"
+#include "web/view.h"
 
 #define ASSET(sym, file)                                                             \
   __asm__(".section .rodata\n.balign 16\n.globl " #sym "\n.hidden " #sym "\n" #sym \

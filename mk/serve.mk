@@ -1,0 +1,14 @@
+# mk/serve.mk — `heapgraph serve` (server/, tools/cmd_serve.c) and the HTTP
+# layer it shares with `heapgraph view` (web/). Both directories are linked
+# into the CLI; docs/serve.md describes the server.
+#
+# The CLI links libmicrohttpd (mk/viewer.mk), GnuTLS (key hashes, TLS),
+# zlib and libzstd (Content-Encoding), SQLite and libpq (server/store_*).
+
+WEB_SRC     := $(sort $(wildcard web/*.c))
+SERVER_SRC  := $(sort $(wildcard server/*.c))
+SERVE_OBJ   := $(WEB_SRC:%.c=$(BUILD)/obj/%.o) $(SERVER_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ     += $(SERVE_OBJ)
+CLI_LIBS    += -lgnutls -lzstd -lsqlite3 -lpq
+
+$(CLI): $(SERVE_OBJ)
