@@ -9,7 +9,7 @@
  * connections (one per concurrent caller, opened on demand).
  * Return values: 0 ok, SRV_EUNAVAIL (database unreachable: the intake
  * answers 503), SRV_ENOTFOUND, SRV_ELOST (a lease that is no longer ours),
- * SRV_EERR (any other error); the message of the last error of the calling
+ * SRV_EFULL (disk full: 507), SRV_EERR (any other error); the message of the last error of the calling
  * thread is srv_store_error(). */
 #ifndef HG_SERVER_STORE_H
 #define HG_SERVER_STORE_H
@@ -23,6 +23,7 @@
 #define SRV_EUNAVAIL (-2)
 #define SRV_ENOTFOUND (-3)
 #define SRV_ELOST (-4)
+#define SRV_EFULL (-5)        /* the database's disk is full (507)        */
 
 #define SRV_APP_MAX 128       /* bytes of an app name, NUL included       */
 #define SRV_KEYID_MAX 64
@@ -175,6 +176,11 @@ int srv_store_job_fail(struct srv_store *s, const struct srv_job *job, const cha
 /* Marks the snapshot's full file dropped; *blob_unused = 1 when no other
  * row keeps the same blob (then the caller deletes the file). */
 int srv_store_blob_drop(struct srv_store *s, const char *app, const char *id, int *blob_unused);
+/* Replaces the app's exemplar marks (ids of snapshots whose full files
+ * retention keeps). */
+int srv_store_exemplars_set(struct srv_store *s, const char *app, char *const *ids, size_t n);
+/* 1 in *is when (app, id) is marked. */
+int srv_store_exemplar_is(struct srv_store *s, const char *app, const char *id, int *is);
 /* Sum of the kept blobs' sizes of the app. */
 int srv_store_blob_bytes(struct srv_store *s, const char *app, uint64_t *bytes);
 
@@ -211,6 +217,7 @@ struct srv_worker_config {
   int in_process;             /* 1: analyse in the thread (no fork)         */
   const char *name;           /* worker id prefix (default host:pid)        */
   int retention_seconds;      /* retention pass period (0: none)            */
+  int max_seconds;            /* one analysis at most (default 600): crash  */
 };
 struct srv_workers;
 int srv_workers_start(struct srv_store *s, const struct srv_worker_config *c,
