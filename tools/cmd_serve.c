@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/read.h"
 #include "server/serve.h"
 #include "tools/cli_opts.h"
 #include "tools/commands.h"
@@ -32,6 +33,7 @@ static const char about[] =
 static const struct web_route routes[] = {
     {"POST", "/v1/snapshots", WEB_ROUTE_EXACT, srv_intake},
     {"GET", "/metrics", WEB_ROUTE_EXACT, srv_metrics_route},
+    SRV_READ_ROUTES,
 };
 
 static int app_name_ok(const char *a) {
@@ -216,6 +218,7 @@ int cmd_serve(int argc, char **argv) {
   sigwait(&set, &sig);
   web_stop(web);
   srv_workers_stop(w);
+  srv_snap_view_close_all();
   srv_store_close(s.store);
   srv_limiter_free(s.limiter);
   srv_metrics_free(s.metrics);
