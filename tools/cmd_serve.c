@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "server/read.h"
+#include "server/read.h"
 #include "server/serve.h"
 #include "tools/cli_opts.h"
 #include "tools/commands.h"
@@ -217,6 +218,7 @@ int cmd_serve(int argc, char **argv) {
   int sig = 0;
   sigwait(&set, &sig);
   web_stop(web);
+  srv_snap_view_close_all();
   srv_workers_stop(w);
   srv_snap_view_close_all();
   srv_store_close(s.store);
