@@ -8,11 +8,7 @@
 # GET /metrics and one log line per request; TLS with a self-signed
 # certificate made here (openssl); the device's uploader (`heapgraph upload
 # --spool`, capture/upload.c) end to end.
-set -u
-BUILD=${BUILD:-build}
 . tests/serve/lib.sh
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hgserve.XXXXXX")
-trap 'stop_server; rm -rf "$tmp"' EXIT
 D=$tmp/data
 
 # ---- keys

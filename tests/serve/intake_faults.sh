@@ -9,9 +9,6 @@
 set -u
 BUILD=${BUILD:-build}
 . tests/serve/lib.sh
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hgserve.XXXXXX")
-mnt=
-trap 'stop_server; [ -n "$mnt" ] && umount "$mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
 skipped=0
 
 for i in 1 2 3 4 5 6; do "$MKMETA" "$tmp/big$i.hgsnap" "$i" @nodes=60000 app.version=3.$i || exit 1; done

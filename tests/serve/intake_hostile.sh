@@ -9,11 +9,7 @@
 # deadlines while others are served; oversized headers (431); SQL
 # metacharacters and control characters in every metadata string the
 # store keeps, read back byte for byte from the database.
-set -u
-BUILD=${BUILD:-build}
 . tests/serve/lib.sh
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hgserve.XXXXXX")
-trap 'stop_server; rm -rf "$tmp"' EXIT
 D=$tmp/data
 K=$(new_key "$D" shop)
 "$MKMETA" "$tmp/ok.hgsnap" 7 app.version=1.0 || exit 1

@@ -1,6 +1,9 @@
 # lib.sh — shared by tests/serve/intake_*.sh (sourced): counters, a server
 # started on port 0 (its URL from stdout's first line), uploads with curl.
-# Needs $BUILD, sets $CLI, $MKMETA; the caller sets $tmp.
+# Sets $CLI, $MKMETA and $tmp (a fresh directory, removed at exit with the
+# server stopped and $mnt unmounted when a test set it).
+set -u
+BUILD=${BUILD:-build}
 CLI=${HG_CLI:-$BUILD/heapgraph}
 MKMETA=$BUILD/tests/serve_mkmeta
 pass=0; fail=0
@@ -9,6 +12,9 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 check() { if eval "$1"; then ok "$2"; else bad "$2 [$1]"; fi; }
 
 srv_pid=
+mnt=
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hgserve.XXXXXX")
+trap 'stop_server; [ -n "$mnt" ] && umount "$mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
 # start_server DATA_DIR [serve options…]: sets $url (no trailing slash), $srv_pid;
 # the server's stderr goes to DATA_DIR.log
 start_server() {
