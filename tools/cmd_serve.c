@@ -165,11 +165,7 @@ int cmd_serve(int argc, char **argv) {
     return 1;
   }
   sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread starts */
+  web_block_signals(&set); /* before any thread starts */
   signal(SIGPIPE, SIG_IGN);
   struct srv_workers *w = NULL;
   if (workers > 0 || worker_only) {

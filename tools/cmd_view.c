@@ -15,6 +15,7 @@
 
 #include "tools/cli_opts.h"
 #include "tools/symbolize.h"
+#include "web/http.h"
 #include "web/view.h"
 
 extern char **environ;
@@ -62,11 +63,7 @@ int cmd_view(int argc, char **argv) {
     return 1;
   }
   sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, NULL); /* before the server's thread starts */
+  web_block_signals(&set); /* before any thread starts */
   char url[160];
   struct view_server *s = view_serve(&v, host, (unsigned)port, url, sizeof url);
   if (!s) {

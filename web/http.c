@@ -445,6 +445,14 @@ struct web_server *web_start(const struct web_config *cfg, char *url, size_t url
   return s;
 }
 
+void web_block_signals(sigset_t *set) {
+  sigemptyset(set);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+  sigaddset(set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
 void web_stop(struct web_server *s) {
   if (!s) return;
   MHD_stop_daemon(s->d);

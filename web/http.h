@@ -9,6 +9,7 @@
 #ifndef HG_WEB_HTTP_H
 #define HG_WEB_HTTP_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,6 +67,9 @@ struct web_config {
  * a session). NULL on failure (reason on stderr). */
 struct web_server *web_start(const struct web_config *cfg, char *url, size_t url_size);
 void web_stop(struct web_server *s);
+/* Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (call it before
+ * any thread starts, so they inherit it) and fills set for sigwait. */
+void web_block_signals(sigset_t *set);
 unsigned web_port(const struct web_server *s);
 
 /* Request. */
