@@ -1,6 +1,6 @@
-# mk/viewer.mk — `heapgraph view` (tools/cmd_view.c, tools/view_*.c, viewer/).
+# mk/viewer.mk — `heapgraph view` (tools/cmd_view.c, web/view_*.c, viewer/).
 #
-# The page files in viewer/ are built into the CLI by tools/view_assets.c
+# The page files in viewer/ are built into the CLI by web/view_assets.c
 # (.incbin), so its object depends on them. The CLI links GNU libmicrohttpd.
 # Test: tests/viewer/test_viewer.sh drives Debian's chromium through
 # playwright-core (.deps/devtools, installed by scripts/deps.sh check) over
@@ -17,7 +17,7 @@ TEST_PROGS     += $(VIEWER_HOSTILE) $(VIEWER_STACKS) $(BUILD)/examples/demo $(BU
 TEST_SCRIPTS   += tests/viewer/test_viewer.sh
 BENCH_TARGETS  += bench-viewer
 
-$(BUILD)/obj/tools/view_assets.o: $(VIEWER_FILES)
+$(BUILD)/obj/web/view_assets.o: $(VIEWER_FILES)
 
 $(VIEWER_HOSTILE): tests/viewer/mkhostile.c $(LIB_A)
 	@mkdir -p $(dir $@)

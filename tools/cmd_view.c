@@ -1,7 +1,7 @@
 /*
  * cmd_view.c — `heapgraph view SNAP [BASELINE] [--port N] [--host ADDR]
  * [--no-open]`: loads the snapshot, computes the analyses once, serves the
- * viewer (view_http.c) and prints its URL as the first line of stdout, then
+ * viewer (web/view_http.c) and prints its URL as the first line of stdout, then
  * opens the default browser (xdg-open, when there is one) and serves until
  * SIGINT or SIGTERM.
  */
@@ -15,7 +15,8 @@
 
 #include "tools/cli_opts.h"
 #include "tools/symbolize.h"
-#include "tools/view.h"
+#include "web/http.h"
+#include "web/view.h"
 
 extern char **environ;
 
@@ -62,11 +63,7 @@ int cmd_view(int argc, char **argv) {
     return 1;
   }
   sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, NULL); /* before the server's thread starts */
+  web_block_signals(&set); /* before any thread starts */
   char url[160];
   struct view_server *s = view_serve(&v, host, (unsigned)port, url, sizeof url);
   if (!s) {

@@ -15,7 +15,7 @@
 #include "tools/analysis_cli.h"
 #include "tools/cli_util.h"
 #include "tools/stack_table.h"
-#include "tools/view.h"
+#include "web/view.h"
 
 #define MAX_PAGE 1000
 

@@ -12,7 +12,7 @@
 
 #include "tools/cli_util.h"
 #include "tools/stack_table.h"
-#include "tools/view.h"
+#include "web/view.h"
 
 /* Startup steps, timed; load_baseline and reverse run on threads of their
  * own beside the others. */

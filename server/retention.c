@@ -1,0 +1,148 @@
+/* server/retention.c — what is kept and for how long (server/store.h,
+ * docs/serve.md 3): every summary forever; the full file of each issue's
+ * exemplars in each version (marked in the exemplars table at every pass);
+ * other full files of analysed snapshots dropped once older than the app's
+ * retention_days, and, while the app's kept files pass its quota_bytes,
+ * the oldest of them first. Queued and leased snapshots are never dropped
+ * (their analysis needs the file). A blob shared by several apps is
+ * deleted only when no row keeps it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/store_priv.h"
+
+struct idset { char **ids; size_t n, cap; };
+
+static int idset_add(struct idset *s, const char *id) {
+  for (size_t i = 0; i < s->n; i++)
+    if (!strcmp(s->ids[i], id)) return 0;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    char **p = realloc(s->ids, cap * sizeof *p);
+    if (!p) return -1;
+    s->ids = p;
+    s->cap = cap;
+  }
+  return (s->ids[s->n] = strdup(id)) ? (int)(++s->n, 0) : -1;
+}
+
+static void idset_free(struct idset *s) {
+  for (size_t i = 0; i < s->n; i++) free(s->ids[i]);
+  free(s->ids);
+}
+
+/* The exemplars of every issue of every version of the set. */
+static int collect_exemplars(void *ctx, const struct hg_fleet *f) {
+  struct idset *ex = ctx;
+  for (uint32_t v = 0; v < hg_fleet_version_count(f); v++) {
+    struct hg_fleet_query q = {hg_fleet_version(f, v), NULL, -1, 0};
+    struct hg_fleet_issues *r = NULL;
+    if (hg_fleet_issues(f, &q, &r)) continue;
+    for (uint32_t i = 0; i < r->count; i++)
+      for (uint32_t k = 0; k < r->issues[i].exemplar_count; k++)
+        if (r->issues[i].exemplars[k] && idset_add(ex, r->issues[i].exemplars[k])) {
+          hg_fleet_issues_free(r);
+          return _srv_err(SRV_EERR, "out of memory");
+        }
+    hg_fleet_issues_free(r);
+  }
+  return 0;
+}
+
+struct cand { char id[SRV_ID_LEN + 1]; char blob[SRV_TEXT_MAX]; uint64_t size; int64_t received; int exemplar; };
+struct cands { struct cand *v; size_t n, cap; uint64_t kept_bytes; const struct idset *ex; };
+
+static int add_cand(void *ctx, const struct srv_snapshot *sn) {
+  struct cands *c = ctx;
+  if (!sn->blob_kept) return 0;
+  c->kept_bytes += sn->size;
+  if (sn->state != SRV_DONE && sn->state != SRV_QUARANTINED) return 0;
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 256;
+    struct cand *p = realloc(c->v, cap * sizeof *p);
+    if (!p) return SRV_EERR;
+    c->v = p;
+    c->cap = cap;
+  }
+  struct cand *d = &c->v[c->n++];
+  memcpy(d->id, sn->id, sizeof d->id);
+  memcpy(d->blob, sn->blob, sizeof d->blob);
+  d->size = sn->size;
+  d->received = sn->received;
+  d->exemplar = 0;
+  for (size_t i = 0; i < c->ex->n; i++)
+    if (!strcmp(c->ex->ids[i], sn->id)) d->exemplar = 1;
+  return 0;
+}
+
+static int drop(struct srv_store *s, const char *data_dir, const char *app, const struct cand *c,
+                struct srv_retention_stats *st) {
+  int unused = 0;
+  int rc = srv_store_blob_drop(s, app, c->id, &unused);
+  if (rc) return rc;
+  if (unused && strstr(c->blob, "..") == NULL) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", data_dir, c->blob);
+    if (unlink(path) && errno != ENOENT) fprintf(stderr, "heapgraph serve: retention: %s: %s\n", path, strerror(errno));
+  }
+  st->dropped++;
+  st->dropped_bytes += c->size;
+  return 0;
+}
+
+static int retain_app(struct srv_store *s, const char *data_dir, const char *app, int64_t now, int default_days,
+                      struct srv_retention_stats *st) {
+  struct srv_app_settings cfg;
+  int rc = srv_store_app_get(s, app, &cfg);
+  if (rc) return rc;
+  int64_t days = cfg.retention_days > 0 ? cfg.retention_days : default_days;
+  struct idset ex = {0};
+  rc = srv_fleet_with(s, app, collect_exemplars, &ex);
+  if (rc == SRV_ENOTFOUND) rc = 0;
+  if (!rc) rc = srv_store_exemplars_set(s, app, ex.ids, ex.n);
+  struct cands c = {0};
+  c.ex = &ex;
+  if (!rc) rc = srv_store_snapshot_list(s, app, add_cand, &c);
+  st->kept_exemplars += ex.n;
+  /* c.v is newest first: walk it from the end (oldest first) */
+  uint64_t kept = c.kept_bytes;
+  for (size_t i = c.n; !rc && i-- > 0;) {
+    struct cand *d = &c.v[i];
+    if (d->exemplar) continue;
+    int old = days > 0 && d->received < now - days * 86400;
+    int over = cfg.quota_bytes > 0 && kept > (uint64_t)cfg.quota_bytes;
+    if (!old && !over) continue;
+    rc = drop(s, data_dir, app, d, st);
+    if (!rc) kept -= d->size;
+  }
+  free(c.v);
+  idset_free(&ex);
+  return rc;
+}
+
+struct app_list { char **v; size_t n, cap; };
+static int add_app(void *ctx, const char *app) {
+  struct app_list *l = ctx;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 16;
+    char **p = realloc(l->v, cap * sizeof *p);
+    if (!p) return SRV_EERR;
+    l->v = p;
+    l->cap = cap;
+  }
+  return (l->v[l->n] = strdup(app)) ? (int)(++l->n, 0) : SRV_EERR;
+}
+
+int srv_retention_run(struct srv_store *s, const char *data_dir, int64_t now, int default_days,
+                      struct srv_retention_stats *st) {
+  memset(st, 0, sizeof *st);
+  struct app_list l = {0};
+  int rc = srv_store_apps(s, add_app, &l);
+  for (size_t i = 0; i < l.n && !rc; i++) rc = retain_app(s, data_dir, l.v[i], now, default_days, st);
+  for (size_t i = 0; i < l.n; i++) free(l.v[i]);
+  free(l.v);
+  return rc;
+}
