@@ -9,14 +9,16 @@
 // core) walks every dashboard page — login, apps, issues (filters), an
 // issue, version comparison — and opens an exemplar in the snapshot viewer.
 // Screenshots land in SHOTDIR.
-//   node dashboard.cjs CLI SNAPDIR WORKDIR SHOTDIR PLAYWRIGHT_CORE_DIR
+// Then a second app whose snapshots carry HTML/JS in their version, device
+// model and class names: every page shows them as text, no script runs.
+//   node dashboard.cjs CLI SNAPDIR WORKDIR SHOTDIR PLAYWRIGHT_CORE_DIR HOSTILE.hgsnap...
 'use strict';
 const {spawn, execFileSync} = require('child_process');
 const http = require('http');
 const fs = require('fs');
 const path = require('path');
 
-const [cli, snapdir, work, shots, pwdir] = process.argv.slice(2);
+const [cli, snapdir, work, shots, pwdir, ...hostileSnaps] = process.argv.slice(2);
 const {chromium} = require(pwdir);
 fs.mkdirSync(shots, {recursive: true});
 
@@ -88,6 +90,7 @@ async function main() {
   fs.rmSync(work, {recursive: true, force: true});
   fs.mkdirSync(data, {recursive: true});
   const upKey = keyAdd(data, APP, false), readKey = keyAdd(data, APP, true), otherRead = keyAdd(data, OTHER, true);
+  const HOSTILE = 'hostile-app', hUp = keyAdd(data, HOSTILE, false), hRead = keyAdd(data, HOSTILE, true);
   check('keys printed', [upKey, readKey, otherRead].every((k) => /^hgk_/.test(k)), [upKey, readKey, otherRead]);
   await startServer(data);
   const base = server.url;
@@ -261,6 +264,46 @@ async function main() {
   check('page compare: class growth = API', eq(gcls, g.json.classes.map((c) => c.class)), gcls);
   check('page compare: the merged retention icicle', (await pg.$$('#tree .ic')).length > 3);
   await shot(pg, 'compare');
+  // ---- hostile strings: a second app, added to the same session
+  for (const f of hostileSnaps) {
+    const body = fs.readFileSync(f);
+    const r = await request(base + '/v1/snapshots', {method: 'POST', headers: {...bearer(hUp), 'Content-Length': body.length}}, body);
+    check('upload ' + path.basename(f) + ': 201', r.status === 201, [r.status, r.body]);
+  }
+  for (let i = 0; i < 200; i++) {
+    const v = await getJson(base, '/v1/apps/' + HOSTILE + '/versions', hRead);
+    if (v.json && v.json.versions.reduce((a, x) => a + x.snapshots, 0) === hostileSnaps.length) break;
+    await sleep(200);
+  }
+  const XSS = '<script>window.__pwned=1</script>', IMG = '<img src=x onerror="window.__pwned=2">';
+  const dialogs = [];
+  pg.on('dialog', (dl) => { dialogs.push(dl.message()); dl.dismiss(); });
+  await pg.goto(base + '/#/login');
+  await ready(pg, '#/login');
+  await pg.fill('#key', hRead);
+  await pg.click('#login button');
+  await ready(pg, '#/apps');
+  check('a second key adds its app to the session', eq((await pg.$$eval('#apps [data-app]', (e) => e.map((x) => x.getAttribute('data-app')))).sort(), [APP, HOSTILE].sort()));
+  const hi = (await getJson(base, '/v1/apps/' + HOSTILE + '/issues', hRead)).json;
+  check('hostile: issues answered', hi && hi.version === XSS && hi.issues.length > 0, hi);
+  const hostilePages = ['#/issues/' + HOSTILE, '#/compare/' + HOSTILE];
+  if (hi && hi.issues.length) hostilePages.push('#/issue/' + HOSTILE + '/' + hi.issues[0].signature);
+  for (const hash of hostilePages) {
+    await pg.goto(base + '/' + hash);
+    await ready(pg, hash);
+    const st = await pg.evaluate(() => ({pwned: window.__pwned, scripts: [...document.scripts].map((x) => x.getAttribute('src')), imgs: [...document.images].filter((i) => i.getAttribute('src') === 'x').length, text: document.body.textContent}));
+    check('hostile ' + hash + ': no script ran', st.pwned === undefined && eq(st.scripts, ['/util.js', '/dash.js']) && st.imgs === 0, st);
+    check('hostile ' + hash + ': the strings shown as text', st.text.includes(XSS), st.text.slice(0, 300));
+    await shot(pg, 'hostile-' + hash.split('/')[1]);
+  }
+  const hex = hi && hi.issues.length && hi.issues[0].exemplars.length ? hi.issues[0].exemplars[0].snapshot : null;
+  if (hex) {
+    await pg.goto(base + '/v1/apps/' + HOSTILE + '/snapshots/' + hex + '/view/#/summary');
+    await pg.waitForFunction(() => document.getElementById('main').getAttribute('data-ready') === '#/summary', null, {timeout: 30000});
+    const st = await pg.evaluate(() => ({pwned: window.__pwned, text: document.body.textContent}));
+    check('hostile exemplar in the viewer: no script ran, names as text', st.pwned === undefined && st.text.includes(XSS), st.pwned);
+  }
+  check('hostile: no dialogs', dialogs.length === 0, dialogs);
   check('no script errors in the pages', errors.length === 0, errors);
   await browser.close();
 }

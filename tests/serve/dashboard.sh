@@ -5,7 +5,8 @@
 # tests/fleet/test_fleet.py), and runs dashboard.cjs: uploads over HTTP, the
 # issues API against `heapgraph fleet --json`, the read auth, and Chromium
 # (playwright-core, as tests/viewer) over every dashboard page. Screenshots
-# land in $BUILD/dashboard-shots/.
+# land in $BUILD/dashboard-shots/. Two snapshots with HTML/JS in their version,
+# device model and class names (tests/viewer/mkhostile.c) check the escaping.
 set -u
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -28,4 +29,8 @@ for v in 1.0 2.0; do
     done
   done
 done
-exec node "$here/tests/serve/dashboard.cjs" "$BUILD/heapgraph" "$dir/snaps" "$dir/work" "$BUILD/dashboard-shots" "$pw"
+# hostile strings (version, device model, class names) for the escaping checks
+"$BUILD/tests/viewer_mkhostile" "$dir/hostile-1.hgsnap" device-1 || exit 1
+"$BUILD/tests/viewer_mkhostile" "$dir/hostile-2.hgsnap" device-2 || exit 1
+exec node "$here/tests/serve/dashboard.cjs" "$BUILD/heapgraph" "$dir/snaps" "$dir/work" "$BUILD/dashboard-shots" "$pw" \
+  "$dir/hostile-1.hgsnap" "$dir/hostile-2.hgsnap"
