@@ -127,7 +127,6 @@ struct detail {
   const char *app, *version, *baseline;
   uint64_t hash;
   FILE *f;
-  int found;
 };
 
 static int find_issue(const struct hg_fleet_issues *x, uint64_t hash) {
@@ -147,7 +146,6 @@ static int detail_fn(void *ctx, const struct hg_fleet *fl) {
     hg_fleet_issues_free(x);
     return HG_ENOTFOUND;
   }
-  d->found = 1;
   const struct hg_fleet_issue *is = &x->issues[i];
   fputs("{\"issue\":", d->f);
   hg_fleet_issue_json(x, (uint32_t)i, to_file, d->f);
@@ -194,13 +192,13 @@ static int detail_fn(void *ctx, const struct hg_fleet *fl) {
 
 static int issue(struct srv *s, struct web_req *r, const char *app, const char *sig) {
   char *end;
-  struct detail d = {s, r, app, arg(r, "version"), arg(r, "baseline"), 0, NULL, 0};
+  struct detail d = {s, r, app, arg(r, "version"), arg(r, "baseline"), 0, NULL};
   if (strlen(sig) != 16 || (d.hash = strtoull(sig, &end, 16), *end)) return err(r, 404, "no such issue");
   if (!(d.f = web_json_open(r))) return web_reply_text(r, 500, "out of memory\n");
   int rc = srv_fleet_with(s->store, app, detail_fn, &d);
   if (rc) {
     fclose(d.f);
-    if (rc == HG_ENOTFOUND || rc == SRV_ENOTFOUND) return err(r, 404, d.found ? "not found" : "no such issue in that version");
+    if (rc == HG_ENOTFOUND || rc == SRV_ENOTFOUND) return err(r, 404, "no such issue in that version");
     return rc == SRV_EUNAVAIL ? store_err(r, rc) : err(r, 500, hg_error_string(rc));
   }
   return web_reply_json(r, 200, d.f);

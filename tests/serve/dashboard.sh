@@ -10,13 +10,8 @@
 set -u
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/../.." && pwd)
-pw="$here/.deps/viewer/node_modules/playwright-core"
-[ -f "$pw/package.json" ] || pw="$here/.deps/devtools/node_modules/playwright-core"
-if [ ! -f "$pw/package.json" ] || [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
-  echo "dashboard: playwright-core, chromium or node missing (scripts/deps.sh check)"
-  echo "dashboard: 0 passed, 1 failed"
-  exit 1
-fi
+name=dashboard
+. "$here/tests/viewer/browser_env.sh"
 dir="$BUILD/dashboard-test"
 rm -rf "$dir" && mkdir -p "$dir/snaps" || exit 1
 seed=1
