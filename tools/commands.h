@@ -31,7 +31,8 @@
   X(stacks,   "allocation stacks: live count, bytes, retained bytes per stack") \
   X(upload,   "send snapshots (a file or a spool) to the backend (libcurl)")   \
   X(msl,      "MallocStackLogging .index file (libmalloc <= 166): live blocks per stack id") \
-  X(fleet,    "issues across many snapshots: ranked, new/regressed per version")
+  X(fleet,    "issues across many snapshots: ranked, new/regressed per version") \
+  X(serve,    "the backend: snapshot intake, store, analysis workers (docs/serve.md)")
 
 #define HG_DECLARE_COMMAND(name, summary) int cmd_##name(int argc, char **argv);
 HG_COMMANDS(HG_DECLARE_COMMAND)

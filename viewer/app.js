@@ -4,64 +4,13 @@
 // reaches the page as a text node (never as HTML).
 'use strict';
 
-const $ = (id) => document.getElementById(id);
 const main = $('main');
-
-// ---- DOM helpers: h('td', {class: 'n'}, 'text', node, …) — strings become text nodes.
-function h(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'on') for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
-    else if (k === 'style') e.style.cssText = v;
-    else e.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const k of kids.flat(Infinity)) if (k !== undefined && k !== null && k !== false) e.append(k instanceof Node ? k : String(k));
-  return e;
-}
-
-// ---- formatting
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-function bytes(n) {
-  n = Number(n);
-  let u = 0, x = n;
-  while (Math.abs(x) >= 1024 && u < UNITS.length - 1) { x /= 1024; u++; }
-  const s = u === 0 ? String(x) : x.toFixed(Math.abs(x) < 10 ? 2 : Math.abs(x) < 100 ? 1 : 0);
-  return h('span', {class: 'num', title: n.toLocaleString('en-US') + ' bytes', 'data-v': n}, s, h('span', {class: 'unit'}, UNITS[u]));
-}
-const count = (n) => h('span', {class: 'num', 'data-v': n, title: String(n)}, Number(n).toLocaleString('en-US'));
-function signed(n, fmt) {
-  const e = fmt(Math.abs(n));
-  e.setAttribute('data-v', n);
-  e.prepend(n > 0 ? '+' : n < 0 ? '−' : '');
-  e.classList.add(n > 0 ? 'pos' : n < 0 ? 'neg' : 'zero');
-  return e;
-}
-const pl = (n, word) => (Number(n) === 1 ? word : word + 's');
-const pct = (a, b) => (b ? (100 * a / b).toFixed(1) : '0.0') + '%';
-function duration(ns) {
-  ns = Number(ns);
-  if (ns >= 1e9) return (ns / 1e9).toFixed(2) + ' s';
-  if (ns >= 1e6) return (ns / 1e6).toFixed(1) + ' ms';
-  if (ns >= 1e3) return (ns / 1e3).toFixed(1) + ' µs';
-  return ns + ' ns';
-}
-const label = (c) => (c === null || c === undefined ? '(unclassified)' : c);
-function nodeLink(n) {
-  return h('a', {href: '#/object/' + encodeURIComponent(n.addr), class: 'addr', 'data-addr': n.addr}, n.addr);
-}
-function nodeRef(n) {
-  return h('span', {}, nodeLink(n), ' ', h('span', {class: 'cls', 'data-class': label(n.class)}, label(n.class)), ' ', h('span', {class: 'muted'}, '(', bytes(n.size), ')'));
-}
-function bar(v, max) {
-  return h('div', {class: 'bar-bg'}, h('div', {class: 'bar-fg', style: 'width:' + (max > 0 ? Math.max(0.5, 100 * v / max) : 0) + '%'}));
-}
 
 // ---- API
 async function api(name, params) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params || {})) if (v !== undefined && v !== null && v !== '') q.set(k, v);
-  const r = await fetch('/api/' + name + (q.toString() ? '?' + q : ''), {credentials: 'same-origin'});
+  const r = await fetch('api/' + name + (q.toString() ? '?' + q : ''), {credentials: 'same-origin'});
   const body = await r.json().catch(() => ({error: 'bad answer (' + r.status + ')'}));
   if (!r.ok) throw new Error(body.error || ('HTTP ' + r.status));
   return body;
@@ -172,7 +121,7 @@ function squarify(items, x, y, w, hgt) {
 }
 
 async function vSummary(box) {
-  const [info, regions, s] = await Promise.all([api('info'), api('regions'), api('summary')]);
+  const [info, regions, s, top] = await Promise.all([api('info'), api('regions'), api('summary'), api('top', {n: 8})]);
   const title = (info.process || '(unknown process)') + (info.pid ? ' · pid ' + info.pid : '');
   box.append(h('h1', {}, title),
     h('p', {class: 'sub'}, [info.platform, info.os_version, info.arch].filter(Boolean).join(' · '),
@@ -187,6 +136,8 @@ async function vSummary(box) {
     card('References', count(s.edges_total), [count(info.counts.roots), pl(info.counts.roots, ' root')]),
     card('Regions', count(info.counts.regions), [count(info.counts.images), pl(info.counts.images, ' image'), ' · ', count(info.counts.threads), pl(info.counts.threads, ' thread')]),
     s.stacks ? card('Allocation stacks', h('a', {href: '#/stacks'}, count(s.stacks.listed)), [s.stacks.sample_bytes ? 'sampled' : 'every block', ' · ', count(s.stacks.unattributed_nodes), ' without a stack']) : ''));
+
+  box.append(fillsMemory(top));
 
   const treeBox = h('div', {class: 'treemap', id: 'treemap'});
   const groups = regions.filter((g) => !g.total);
@@ -222,6 +173,30 @@ async function vSummary(box) {
   t.append(tb);
   box.append(h('h2', {}, 'Regions, most dirty first', regions.length > 41 ? h('span', {class: 'muted'}, ' (40 of ' + (regions.length - 1) + ')') : ''), t);
 }
+// What fills memory first: the classes and the blocks retaining the most
+// (the answer of `heapgraph top`), each a link to its view.
+function fillsMemory(top) {
+  const classTable = h('table', {id: 'top-classes'}, h('thead', {}, h('tr', {}, h('th', {}, 'Class'), h('th', {class: 'n'}, 'Count'), h('th', {class: 'n'}, 'Retained'), h('th', {}, ''))));
+  const cb = h('tbody');
+  const cmax = Math.max(1, ...top.classes.map((c) => c.retained));
+  for (const c of top.classes)
+    cb.append(h('tr', {class: 'click', 'data-class': label(c.class), on: {click: () => openClassByName(c.class)}},
+      h('td', {}, h('span', {class: 'cls'}, label(c.class))), h('td', {class: 'n', 'data-f': 'count'}, count(c.count)),
+      h('td', {class: 'n', 'data-f': 'retained'}, bytes(c.retained)), h('td', {class: 'barcell'}, bar(c.retained, cmax))));
+  classTable.append(cb);
+  const nodeTable = h('table', {id: 'top-retainers'}, h('thead', {}, h('tr', {}, h('th', {}, 'Block'), h('th', {class: 'n'}, 'Retained'), h('th', {}, ''))));
+  const nb = h('tbody');
+  const nmax = Math.max(1, ...top.nodes.map((n) => n.retained));
+  for (const n of top.nodes)
+    nb.append(h('tr', {class: 'click', 'data-addr': n.addr, on: {click: (e) => { if (e.target.tagName !== 'A') go('object', n.addr); }}},
+      h('td', {}, nodeRef(n)), h('td', {class: 'n', 'data-f': 'retained'}, bytes(n.retained)), h('td', {class: 'barcell'}, bar(n.retained, nmax))));
+  nodeTable.append(nb);
+  const none = (t) => h('p', {class: 'muted'}, t);
+  return h('div', {class: 'cols', id: 'fills'},
+    h('div', {}, h('h2', {}, 'What fills memory: classes ', h('span', {class: 'muted'}, '— by retained bytes · ', h('a', {href: '#/classes'}, 'all'))), top.classes.length ? classTable : none('No reachable blocks.')),
+    h('div', {}, h('h2', {}, 'Biggest retainers ', h('span', {class: 'muted'}, '— blocks · ', h('a', {href: '#/dominators'}, 'dominator tree'))), top.nodes.length ? nodeTable : none('No reachable blocks.')));
+}
+
 function drawTreemap(el, groups, metric) {
   const W = el.clientWidth, H = el.clientHeight;
   const items = groups.filter((g) => g[metric] > 0).sort((a, b) => b[metric] - a[metric]).slice(0, 60).map((g) => ({value: g[metric], g}));
@@ -286,8 +261,6 @@ async function vClass(box, r) {
 }
 
 // ---- Dominator tree + icicle
-const PALETTE = ['#9cc2ff', '#a8e0c4', '#ffd59e', '#d7c4ff', '#ffb8c6', '#b9e6f2', '#e3e7a0', '#f5c6a5'];
-function colorOf(name) { let x = 0; for (const ch of String(name)) x = (x * 31 + ch.charCodeAt(0)) >>> 0; return PALETTE[x % PALETTE.length]; }
 
 async function vDominators(box, r) {
   const focus = r.q.get('focus') || '';

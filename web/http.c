@@ -148,6 +148,10 @@ FILE *web_json_open(struct web_req *r) {
 }
 
 int web_reply_json(struct web_req *r, unsigned status, FILE *f) {
+  return web_reply_stream(r, status, "application/json", f);
+}
+
+int web_reply_stream(struct web_req *r, unsigned status, const char *type, FILE *f) {
   if (fclose(f) || !r->json_buf) {
     free(r->json_buf);
     r->json_buf = NULL;
@@ -155,7 +159,7 @@ int web_reply_json(struct web_req *r, unsigned status, FILE *f) {
   }
   char *buf = r->json_buf;
   r->json_buf = NULL;
-  return web_reply_owned(r, status, "application/json", buf, r->json_size);
+  return web_reply_owned(r, status, type, buf, r->json_size);
 }
 
 int web_add_header(struct web_req *r, const char *name, const char *value) {

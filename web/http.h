@@ -93,5 +93,7 @@ int web_reply_static(struct web_req *r, unsigned status, const char *type, const
 /* JSON from a FILE* memstream: f was opened by web_json_open. */
 FILE *web_json_open(struct web_req *r);
 int web_reply_json(struct web_req *r, unsigned status, FILE *f);
+/* The same with another Content-Type. */
+int web_reply_stream(struct web_req *r, unsigned status, const char *type, FILE *f);
 
 #endif

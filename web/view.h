@@ -73,6 +73,14 @@ struct view_asset {
   size_t size;
 };
 const struct view_asset *view_asset_find(const char *path);
+/* Defines sym[] .. sym_end[] (plus a NUL byte) holding the bytes of file,
+ * with the assembler's .incbin (the path is relative to the build's
+ * working directory, the top of the tree). */
+#define VIEW_ASSET(sym, file)                                                        \
+  __asm__(".section .rodata\n.balign 16\n.globl " #sym "\n.hidden " #sym "\n" #sym \
+          ":\n.incbin \"" file "\"\n.globl " #sym "_end\n.hidden " #sym "_end\n" #sym \
+          "_end:\n.byte 0\n.previous\n");                                           \
+  extern const unsigned char sym[], sym##_end[];
 
 /* Server. */
 struct view_server;
