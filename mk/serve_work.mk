@@ -9,7 +9,7 @@ SERVE_WORK_LIBS := -lsqlite3 -lpq
 CPPFLAGS        += -I/usr/include/postgresql
 
 SW_DIR        := $(BUILD)/serve
-SW_SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD)/obj/%.o)
+SW_SERVER_OBJ := $(SERVE_WORK_SRC:%.c=$(BUILD)/obj/%.o)
 SW_TOOLS_OBJ  := $(addprefix $(BUILD)/obj/tools/,symbolize.o symbolize_llvm.o symbolize_macho.o cli_util.o)
 SW_LINK        = $(SW_SERVER_OBJ) $(SW_TOOLS_OBJ) $(LIB_A) $(LDFLAGS) $(CLI_LIBS)
 

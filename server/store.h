@@ -217,6 +217,7 @@ struct srv_worker_config {
   int in_process;             /* 1: analyse in the thread (no fork)         */
   const char *name;           /* worker id prefix (default host:pid)        */
   int retention_seconds;      /* retention pass period (0: none)            */
+  int retention_days;         /* for apps without their own (0: keep)       */
   int max_seconds;            /* one analysis at most (default 600): crash  */
 };
 struct srv_workers;

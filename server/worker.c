@@ -366,7 +366,7 @@ static void *retention_main(void *p) {
   struct srv_workers *w = p;
   while (!nap(w, w->c.retention_seconds * 1000)) {
     struct srv_retention_stats st;
-    if (srv_retention_run(w->s, w->c.data_dir, (int64_t)time(NULL), 0, &st))
+    if (srv_retention_run(w->s, w->c.data_dir, (int64_t)time(NULL), w->c.retention_days, &st))
       fprintf(stderr, "heapgraph serve: retention: %s\n", srv_store_error());
   }
   return NULL;
