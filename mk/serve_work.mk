@@ -23,3 +23,4 @@ $(SW_DIR)/store_suite: tests/serve/store_suite.c $(SW_SERVER_OBJ) $(SW_TOOLS_OBJ
 
 TEST_PROGS   += $(SW_DIR)/snapgen $(SW_DIR)/store_suite
 TEST_SCRIPTS += tests/serve/store_both.sh
+TEST_SCRIPTS += tests/serve/netns_workers.sh
