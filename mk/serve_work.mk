@@ -24,3 +24,13 @@ $(SW_DIR)/store_suite: tests/serve/store_suite.c $(SW_SERVER_OBJ) $(SW_TOOLS_OBJ
 TEST_PROGS   += $(SW_DIR)/snapgen $(SW_DIR)/store_suite
 TEST_SCRIPTS += tests/serve/store_both.sh
 TEST_SCRIPTS += tests/serve/netns_workers.sh
+
+# `make bench-serve` (in `make bench`): loopback only, bounded (bench/bench_serve.sh)
+$(SW_DIR)/bench_serve: bench/bench_serve.c $(SW_SERVER_OBJ) $(SW_TOOLS_OBJ) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SW_LINK)
+
+.PHONY: bench-serve
+bench-serve: $(SW_DIR)/bench_serve $(SW_DIR)/snapgen $(CLI)
+	sh bench/bench_serve.sh $(BUILD)
+BENCH_TARGETS += bench-serve
