@@ -16,7 +16,7 @@ $(CLI): $(SERVE_OBJ)
 # intake tests (tests/serve/intake_*.sh): real HTTP with curl against the CLI
 SERVE_MKMETA := $(BUILD)/tests/serve_mkmeta
 TEST_PROGS   += $(SERVE_MKMETA)
-TEST_SCRIPTS += tests/serve/intake_basic.sh
+TEST_SCRIPTS += tests/serve/intake_basic.sh tests/serve/intake_hostile.sh tests/serve/intake_faults.sh
 
 $(SERVE_MKMETA): tests/serve/mkmeta.c $(LIB_A)
 	@mkdir -p $(dir $@)

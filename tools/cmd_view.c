@@ -1,7 +1,7 @@
 /*
  * cmd_view.c — `heapgraph view SNAP [BASELINE] [--port N] [--host ADDR]
  * [--no-open]`: loads the snapshot, computes the analyses once, serves the
- * viewer (view_http.c) and prints its URL as the first line of stdout, then
+ * viewer (web/view_http.c) and prints its URL as the first line of stdout, then
  * opens the default browser (xdg-open, when there is one) and serves until
  * SIGINT or SIGTERM.
  */

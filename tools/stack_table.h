@@ -1,7 +1,7 @@
 /*
  * stack_table.h — the allocation-stack table as `heapgraph stacks --json`
  * prints it, shared by that command (cmd_stacks.c) and the viewer's
- * /api/stacks and /api/stack (view_api.c), so both answer the same numbers
+ * /api/stacks and /api/stack (web/view_api.c), so both answer the same numbers
  * from one writer: which stacks are listed, in which order, and their JSON.
  */
 #ifndef HG_TOOLS_STACK_TABLE_H
