@@ -230,6 +230,16 @@ async function main() {
   const newRows = await pg.$$eval('#issues tbody tr', (t) => t.map((e) => e.getAttribute('data-signature')));
   check('page issues: status filter', eq(newRows, cliAll.filter((r) => r.status === 'new').map((r) => r.signature)) && newRows.length > 0, newRows);
   await shot(pg, 'issues-new');
+  // another version: its baseline becomes the version below it (none for 1.0)
+  await pg.selectOption('#version', '1.0');
+  await ready(pg, '#/issues/' + APP + '?version=1.0&status=new');
+  await pg.selectOption('#status', '');
+  await ready(pg, '#/issues/' + APP + '?version=1.0');
+  const v1 = cliRows([...paths, '--cache-dir', path.join(work, 'cache'), '--version', '1.0']);
+  check('page issues: version 1.0 = CLI --version 1.0', eq(await pg.$$eval('#issues tbody tr', (t) => t.map((e) => e.getAttribute('data-signature'))), v1.map((r) => r.signature)) && v1.length > 0);
+  check('page issues: version 1.0 has no baseline', (await pg.$eval('#baseline', (e) => e.value)) === '');
+  await pg.goto(base + '/#/issues/' + APP + '?version=2.0&baseline=1.0&status=new');
+  await ready(pg, '#/issues/' + APP + '?version=2.0&baseline=1.0&status=new');
   // an issue: the planted one with the biggest impact
   await pg.click(`#issues tr[data-signature="${newRows[0]}"] a`);
   await ready(pg, '#/issue/' + APP + '/' + newRows[0] + '?version=2.0&baseline=1.0');
