@@ -21,7 +21,7 @@ set -eu
 
 # g++: the CLI and the demo link libstdc++ (__cxa_demangle; the demo's C++ module).
 pkgs_build="gcc g++ make libcbor-dev libxxhash-dev pkg-config libmicrohttpd-dev libunwind-dev libdw-dev libcurl4-openssl-dev zlib1g-dev libsqlite3-dev libpq-dev libzstd-dev libgnutls28-dev"
-pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium fonts-dejavu-core curl zstd openssl"
+pkgs_check="python3 python3-cbor2 python3-xxhash clang-14 libclang-rt-14-dev valgrind g++ libjemalloc-dev graphviz nodejs chromium fonts-dejavu-core curl zstd openssl postgresql-15 iproute2"
 # playwright-core 1.61.1: the last that runs on Debian 12's nodejs 18 (1.62+ needs Node 20).
 npm_devtools="chrome-devtools-frontend@1.0.1705227 esbuild@0.28.2 playwright-core@1.61.1"
 pkgs_fuzz="clang-14 libclang-rt-14-dev"

@@ -38,6 +38,16 @@ static int store_err(struct web_req *r, int rc) {
   return err(r, 500, srv_store_error());
 }
 
+/* The answer when srv_fleet_with failed: hg_rc is the library's error met
+ * inside the callback (0: none; the callback then returns SRV_EERR, as the
+ * library's and the store's codes overlap), else rc is the store's. */
+static int fleet_fail(struct web_req *r, FILE *f, int hg_rc, int rc, const char *notfound) {
+  fclose(f);
+  if (hg_rc == HG_ENOTFOUND || (!hg_rc && rc == SRV_ENOTFOUND)) return err(r, 404, notfound);
+  if (hg_rc) return err(r, 500, hg_error_string(hg_rc));
+  return store_err(r, rc);
+}
+
 static const char *arg(struct web_req *r, const char *k) {
   const char *v = web_arg(r, k);
   return v && *v ? v : NULL;
@@ -127,7 +137,7 @@ struct detail {
   const char *app, *version, *baseline;
   uint64_t hash;
   FILE *f;
-  int found;
+  int hg_rc;
 };
 
 static int find_issue(const struct hg_fleet_issues *x, uint64_t hash) {
@@ -140,14 +150,13 @@ static int detail_fn(void *ctx, const struct hg_fleet *fl) {
   struct detail *d = ctx;
   struct hg_fleet_query q = {d->version, d->baseline, -1, 0};
   struct hg_fleet_issues *x = NULL;
-  int rc = hg_fleet_issues(fl, &q, &x);
-  if (rc) return rc;
+  if ((d->hg_rc = hg_fleet_issues(fl, &q, &x))) return SRV_EERR;
   int i = find_issue(x, d->hash);
   if (i < 0) {
     hg_fleet_issues_free(x);
-    return HG_ENOTFOUND;
+    d->hg_rc = HG_ENOTFOUND;
+    return SRV_EERR;
   }
-  d->found = 1;
   const struct hg_fleet_issue *is = &x->issues[i];
   fputs("{\"issue\":", d->f);
   hg_fleet_issue_json(x, (uint32_t)i, to_file, d->f);
@@ -198,11 +207,7 @@ static int issue(struct srv *s, struct web_req *r, const char *app, const char *
   if (strlen(sig) != 16 || (d.hash = strtoull(sig, &end, 16), *end)) return err(r, 404, "no such issue");
   if (!(d.f = web_json_open(r))) return web_reply_text(r, 500, "out of memory\n");
   int rc = srv_fleet_with(s->store, app, detail_fn, &d);
-  if (rc) {
-    fclose(d.f);
-    if (rc == HG_ENOTFOUND || rc == SRV_ENOTFOUND) return err(r, 404, d.found ? "not found" : "no such issue in that version");
-    return rc == SRV_EUNAVAIL ? store_err(r, rc) : err(r, 500, hg_error_string(rc));
-  }
+  if (rc) return fleet_fail(r, d.f, d.hg_rc, rc, "no such issue in that version");
   return web_reply_json(r, 200, d.f);
 }
 
@@ -212,6 +217,7 @@ struct gctx {
   uint32_t n;
   int tree;
   FILE *f;
+  int hg_rc;
 };
 static int growth_fn(void *ctx, const struct hg_fleet *fl) {
   struct gctx *c = ctx;
@@ -227,20 +233,17 @@ static int growth_fn(void *ctx, const struct hg_fleet *fl) {
     if (!rc) rc = hg_fleet_growth_json(g, c->n, to_file, c->f);
     hg_fleet_growth_free(g);
   }
-  return rc;
+  c->hg_rc = rc;
+  return rc ? SRV_EERR : 0;
 }
 static int growth(struct srv *s, struct web_req *r, const char *app, int tree) {
   uint64_t n = 30;
   const char *ns = arg(r, "n");
   if (ns && cli_parse_u64(ns, &n)) return err(r, 400, "n= takes a count");
-  struct gctx c = {arg(r, "version"), arg(r, "baseline"), n > 100000 ? 100000 : (uint32_t)n, tree, web_json_open(r)};
+  struct gctx c = {arg(r, "version"), arg(r, "baseline"), n > 100000 ? 100000 : (uint32_t)n, tree, web_json_open(r), 0};
   if (!c.f) return web_reply_text(r, 500, "out of memory\n");
   int rc = srv_fleet_with(s->store, app, growth_fn, &c);
-  if (rc) {
-    fclose(c.f);
-    if (rc == HG_ENOTFOUND || rc == SRV_ENOTFOUND) return err(r, 404, "no snapshots of that version");
-    return rc == SRV_EUNAVAIL ? store_err(r, rc) : err(r, 500, hg_error_string(rc));
-  }
+  if (rc) return fleet_fail(r, c.f, c.hg_rc, rc, "no snapshots of that version");
   return web_reply_json(r, 200, c.f);
 }
 

@@ -213,10 +213,11 @@ struct srv_worker_config {
   int threads;                /* --workers N                                */
   int lease_seconds;          /* default 60                                 */
   uint64_t max_nodes, max_edges;  /* budget from the trailer (0: none)      */
-  uint64_t mem_limit;         /* RLIMIT_AS of the analysing child (0: none) */
+  uint64_t mem_limit;         /* RLIMIT_DATA budget of the analysing child (0: none) */
   int in_process;             /* 1: analyse in the thread (no fork)         */
   const char *name;           /* worker id prefix (default host:pid)        */
   int retention_seconds;      /* retention pass period (0: none)            */
+  int retention_days;         /* for apps without their own (0: keep)       */
   int max_seconds;            /* one analysis at most (default 600): crash  */
 };
 struct srv_workers;

@@ -75,17 +75,20 @@ static int pg_script(struct srv_conn *c, const char *sql) {
   return r;
 }
 
-enum { OID_BYTEA = 17, OID_INT8 = 20, OID_INT2 = 21, OID_INT4 = 23, OID_NUMERIC = 1700 };
+enum { OID_BYTEA = 17, OID_INT8 = 20, OID_INT2 = 21, OID_INT4 = 23, OID_TEXT = 25, OID_NUMERIC = 1700 };
 
 static int pg_exec(struct srv_conn *c, const char *sql, int n, const struct srv_val *p, srv_row_fn cb, void *ctx,
                    int64_t *changes) {
   const char *vals[32];
   int lens[32], fmts[32];
+  Oid types[32];
   char nums[32][24];
   if (n > 32) return _srv_err(SRV_EERR, "too many parameters");
   for (int i = 0; i < n; i++) {
     lens[i] = 0;
     fmts[i] = 0;
+    /* typed: a parameter one statement does not use still needs a type */
+    types[i] = p[i].type == SRV_INT ? OID_INT8 : p[i].type == SRV_BLOB ? OID_BYTEA : OID_TEXT;
     switch (p[i].type) {
       case SRV_INT:
         snprintf(nums[i], sizeof nums[i], "%lld", (long long)p[i].i);
@@ -100,7 +103,7 @@ static int pg_exec(struct srv_conn *c, const char *sql, int n, const struct srv_
       default: vals[i] = NULL;
     }
   }
-  if (!PQsendQueryParams(c->pg, sql, n, NULL, vals, lens, fmts, 0)) return pg_fail(c, NULL, "send");
+  if (!PQsendQueryParams(c->pg, sql, n, types, vals, lens, fmts, 0)) return pg_fail(c, NULL, "send");
   PQsetSingleRowMode(c->pg);
   int r = 0, stop = 0;
   PGresult *res;

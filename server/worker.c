@@ -4,7 +4,8 @@
  * `heapgraph fleet` names them) and write it with srv_store_job_finish —
  * one transaction, only while the lease is ours.
  *
- * Each analysis runs in a forked child with RLIMIT_AS = mem_limit, which
+ * Each analysis runs in a forked child whose RLIMIT_DATA allows mem_limit
+ * bytes more than the memory it starts with; it
  * sends the encoded summary back through a pipe: a snapshot that crashes
  * the analysis or exhausts its memory kills only the child; the thread sees
  * the signal / exit status and fails the job as a crash (twice:
@@ -124,6 +125,30 @@ static double mono(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* AddressSanitizer maps terabytes of shadow: no memory limit there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SRV_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SRV_ASAN 1
+#endif
+#endif
+#ifndef SRV_ASAN
+#define SRV_ASAN 0
+#endif
+
+/* This process's private writable memory in bytes (VmData of
+ * /proc/self/status: what RLIMIT_DATA counts), 0 if unknown. */
+static uint64_t data_size(void) {
+  char line[128];
+  unsigned long kb = 0;
+  FILE *f = fopen("/proc/self/status", "r");
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "VmData: %lu kB", &kb) == 1) break;
+  if (f) fclose(f);
+  return (uint64_t)kb * 1024;
+}
+
 /* The outcome of one analysis. */
 enum { A_OK, A_CRASH, A_REFUSED, A_ERROR, A_LOST };
 
@@ -144,10 +169,16 @@ static int analyse_forked(struct srv_store *s, const struct srv_worker_config *c
   }
   if (pid == 0) {
     close(pfd[0]);
-#if !defined(__SANITIZE_ADDRESS__)
+#if !SRV_ASAN
     if (c->mem_limit) {
-      struct rlimit rl = {c->mem_limit, c->mem_limit};
-      setrlimit(RLIMIT_AS, &rl);
+      /* RLIMIT_DATA, not RLIMIT_AS: it also counts a malloc arena's
+       * reserved heap when it is made writable (a thread's arena reserves
+       * 64 MiB that RLIMIT_AS never sees again). The child starts with the
+       * parent's memory (the issues cache, other threads' arenas): the
+       * budget is what it may add to that. */
+      struct rlimit rl;
+      rl.rlim_cur = rl.rlim_max = data_size() + c->mem_limit;
+      if (setrlimit(RLIMIT_DATA, &rl)) _exit(1);
     }
 #endif
     uint8_t *out = NULL;
@@ -335,7 +366,7 @@ static void *retention_main(void *p) {
   struct srv_workers *w = p;
   while (!nap(w, w->c.retention_seconds * 1000)) {
     struct srv_retention_stats st;
-    if (srv_retention_run(w->s, w->c.data_dir, (int64_t)time(NULL), 0, &st))
+    if (srv_retention_run(w->s, w->c.data_dir, (int64_t)time(NULL), w->c.retention_days, &st))
       fprintf(stderr, "heapgraph serve: retention: %s\n", srv_store_error());
   }
   return NULL;

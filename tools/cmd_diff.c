@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/analysis_json.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -39,36 +40,24 @@ int cmd_diff(int argc, char **argv) {
     return 1;
   }
   int64_t dc = (int64_t)(d->new_count - d->old_count), db = (int64_t)(d->new_bytes - d->old_bytes);
-  if (a.json)
-    printf("{\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64 ",\"new_count\":%" PRIu64
-           ",\"new_bytes\":%" PRIu64 ",\"classes\":[",
-           d->old_count, d->old_bytes, d->new_count, d->new_bytes);
-  else
+  if (a.json) {
+    ajson_diff(stdout, d, 0, k, a.mangled, 0);
+    printf("\n");
+  } else {
     printf("total: %+" PRId64 " blocks, %+" PRId64 " B (%" PRIu64 " -> %" PRIu64 " B)\n\n%14s %10s %14s %10s  %s\n",
            dc, db, d->old_bytes, d->new_bytes, "bytes", "count", "new bytes", "new count", "class");
-  for (uint32_t i = 0; i < d->count && i < k; i++) {
-    const struct hg_class_delta *c = &d->classes[i];
-    char *dem;
-    name_of(c, a.mangled, &dem);
-    const char *name = dem ? dem : c->name;
-    int64_t cb = (int64_t)(c->new_bytes - c->old_bytes), cc = (int64_t)(c->new_count - c->old_count);
-    if (a.json) {
-      printf("%s{\"class\":", i ? ",\n" : "\n");
-      cli_json_str(stdout, name);
-      printf(",\"kind\":\"%s\",\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64
-             ",\"new_count\":%" PRIu64 ",\"new_bytes\":%" PRIu64 ",\"delta_count\":%" PRId64
-             ",\"delta_bytes\":%" PRId64 ",\"new\":%s}",
-             hg_class_kind_name(c->kind), c->old_count, c->old_bytes, c->new_count, c->new_bytes, cc,
-             cb, c->old_count ? "false" : "true");
-    } else {
-      printf("%+14" PRId64 " %+10" PRId64 " %14" PRIu64 " %10" PRIu64 "  %s%s\n", cb, cc,
-             c->new_bytes, c->new_count, name ? cli_text(name) : "(unclassified)",
-             c->old_count ? "" : "  (new)");
+    for (uint32_t i = 0; i < d->count && i < k; i++) {
+      const struct hg_class_delta *c = &d->classes[i];
+      char *dem;
+      name_of(c, a.mangled, &dem);
+      const char *name = dem ? dem : c->name;
+      int64_t cb = (int64_t)(c->new_bytes - c->old_bytes), cc = (int64_t)(c->new_count - c->old_count);
+      printf("%+14" PRId64 " %+10" PRId64 " %14" PRIu64 " %10" PRIu64 "  %s%s\n", cb, cc, c->new_bytes, c->new_count,
+             name ? cli_text(name) : "(unclassified)", c->old_count ? "" : "  (new)");
+      free(dem);
     }
-    free(dem);
+    if (d->count > k) printf("… %" PRIu32 " more classes (-n)\n", d->count - k);
   }
-  if (a.json) printf("]}\n");
-  else if (d->count > k) printf("… %" PRIu32 " more classes (-n)\n", d->count - k);
   hg_diff_free(d);
   hg_graph_free(old);
   hg_graph_free(nw);

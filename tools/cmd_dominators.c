@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/analysis_json.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -48,23 +49,8 @@ int cmd_dominators(int argc, char **argv) {
   qsort(kids, nk, sizeof *kids, by_retained);
   int reachable = d->idom[node] != HG_NONE;
   if (s.a.json) {
-    printf("{\"node\":");
-    acli_node_json(stdout, g, names, node);
-    printf(",\"retained\":%" PRIu64 "},\"reachable\":%s,\"chain\":[", d->retained[node],
-           reachable ? "true" : "false");
-    int first = 1;
-    for (uint32_t v = d->idom[node]; v < g->node_count; v = d->idom[v], first = 0) {
-      printf(first ? "\n" : ",\n");
-      acli_node_json(stdout, g, names, v);
-      printf(",\"retained\":%" PRIu64 "}", d->retained[v]);
-    }
-    printf("],\"dominated_count\":%" PRIu32 ",\"dominated\":[", nk);
-    for (uint32_t i = 0; i < nk && i < k; i++) {
-      printf(i ? ",\n" : "\n");
-      acli_node_json(stdout, g, names, kids[i]);
-      printf(",\"retained\":%" PRIu64 "}", d->retained[kids[i]]);
-    }
-    printf("]}\n");
+    ajson_dominators(stdout, g, names, d, node, kids, nk, 0, k);
+    printf("\n");
   } else {
     acli_node_text(stdout, g, names, node);
     if (!reachable) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/analysis_json.h"
 #include "tools/cli_opts.h"
 #include "tools/cli_util.h"
 
@@ -19,41 +20,8 @@ static void totals(const struct hg_graph *g, uint64_t *bytes, uint64_t *classifi
 }
 
 static void print_json(const struct hg_graph *g, const char *path) {
-  const struct hg_meta *m = &g->meta;
-  uint64_t bytes, classified;
-  totals(g, &bytes, &classified);
-  printf("{\"file\":");
-  cli_json_str(stdout, path);
-  printf(",\"file_size\":%llu,\"format_version\":%u,\"checksum\":\"0x%016llx\",\"checksum_ok\":%s",
-         (unsigned long long)g->file_size, g->format_version, (unsigned long long)g->checksum,
-         g->checksum_ok ? "true" : "false");
-  const char *tk[] = {"platform", "os_version", "arch", "process", "trigger", "allocator", "heap_status"};
-  const char *tv[] = {m->platform, m->os_version, m->arch, m->process, m->trigger, m->allocator, m->heap_status};
-  for (size_t i = 0; i < sizeof tk / sizeof tk[0]; i++) {
-    printf(",\"%s\":", tk[i]);
-    cli_json_str(stdout, tv[i]);
-  }
-  printf(",\"pointer_size\":%u,\"page_size\":%u,\"pid\":%lld,\"time_ns\":%llu", m->pointer_size,
-         m->page_size, (long long)m->pid, (unsigned long long)m->time_ns);
-  printf(",\"app\":{");
-  for (size_t i = 0; i < m->app_count; i++) {
-    printf("%s", i ? "," : "");
-    cli_json_str(stdout, m->app[i].key);
-    putchar(':');
-    cli_json_str(stdout, m->app[i].value);
-  }
-  printf("},\"capture\":{");
-  for (size_t i = 0; i < m->capture_count; i++) {
-    printf("%s", i ? "," : "");
-    cli_json_str(stdout, m->capture[i].key);
-    printf(":%llu", (unsigned long long)m->capture[i].value);
-  }
-  printf("},\"counts\":{\"regions\":%u,\"images\":%u,\"threads\":%u,\"heaps\":%u,\"classes\":%u,"
-         "\"strings\":%u,\"nodes\":%u,\"edges\":%u,\"roots\":%u}",
-         g->region_count, g->image_count, g->thread_count, g->heap_count, g->class_count,
-         g->string_count, g->node_count, g->edge_count, g->root_count);
-  printf(",\"node_bytes\":%llu,\"classified_nodes\":%llu}\n", (unsigned long long)bytes,
-         (unsigned long long)classified);
+  ajson_info(stdout, g, path);
+  printf("\n");
 }
 
 static void print_text(const struct hg_graph *g, const char *path) {

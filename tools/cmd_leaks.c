@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/analysis_json.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -32,18 +33,8 @@ int cmd_leaks(int argc, char **argv) {
     return 2;
   }
   if (s.a.json) {
-    printf("{\"leaked_count\":%" PRIu32 ",\"leaked_bytes\":%" PRIu64 ",\"root_leaks\":%" PRIu32
-           ",\"exact\":%s,\"leaks\":[",
-           l->leaked_count, l->leaked_bytes, l->count, l->held_exact ? "true" : "false");
-    for (uint32_t i = 0; i < l->count && i < k; i++) {
-      const struct hg_leak *x = &l->leaks[i];
-      printf(i ? ",\n" : "\n");
-      acli_node_json(stdout, g, names, x->node);
-      printf(",\"group_count\":%" PRIu32 ",\"group_bytes\":%" PRIu64 ",\"count\":%" PRIu32
-             ",\"bytes\":%" PRIu64 ",\"owned_count\":%" PRIu32 ",\"owned_bytes\":%" PRIu64 "}",
-             x->group_count, x->group_bytes, x->count, x->bytes, x->owned_count, x->owned_bytes);
-    }
-    printf("]}\n");
+    ajson_leaks(stdout, g, names, l, 0, k);
+    printf("\n");
   } else {
     printf("%" PRIu32 " leak%s for %" PRIu64 " total leaked bytes (%" PRIu32 " root leak%s).\n",
            l->leaked_count, l->leaked_count == 1 ? "" : "s", l->leaked_bytes, l->count,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/analysis_json.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -41,63 +42,43 @@ int cmd_path(int argc, char **argv) {
   st = 1;
   int rc = hg_paths_to_roots(g, node, k, &p);
   if (rc == HG_ENOTFOUND) {
-    if (s.a.json) printf("{\"reachable\":false,\"paths\":[]}\n");
-    else printf("0x%" PRIx64 ": no root reaches it (a leak; see heapgraph leaks)\n", g->node_addr[node]);
+    if (s.a.json) {
+      ajson_paths(stdout, g, names, NULL);
+      printf("\n");
+    } else {
+      printf("0x%" PRIx64 ": no root reaches it (a leak; see heapgraph leaks)\n", g->node_addr[node]);
+    }
     goto out;
   }
   if (rc) {
     fprintf(stderr, "heapgraph path: %s\n", hg_error_string(rc));
     goto out;
   }
-  if (s.a.json) printf("{\"reachable\":true,\"paths\":[");
+  if (s.a.json) {
+    ajson_paths(stdout, g, names, p);
+    printf("\n");
+    st = 0;
+    goto out;
+  }
   for (uint32_t i = 0; i < p->count; i++) {
     const struct hg_path *pa = &p->paths[i];
     const struct hg_root *r = pa->root < g->root_count ? &g->roots[pa->root] : NULL;
-    if (s.a.json) {
-      printf("%s{\"length\":%" PRIu32 ",\"root\":", i ? ",\n" : "\n", pa->length);
-      if (r) {
-        printf("{\"kind\":\"%s\",\"owner\":", hg_root_kind_name(r->kind));
-        if (r->owner == HG_NO_OWNER) printf("null");
-        else printf("%" PRIu32, r->owner);
-        printf(",\"addr\":");
-        cli_json_addr(stdout, r->addr);
-        printf("}");
-      } else {
-        printf("null");
+    printf("%sPATH %" PRIu32 " (%" PRIu32 " reference%s):\n  ", i ? "\n" : "", i + 1, pa->length,
+           pa->length == 1 ? "" : "s");
+    if (r) root_text(g, r);
+    printf("\n");
+    for (uint32_t j = 0; j <= pa->length; j++) {
+      printf("  ");
+      if (j) {
+        uint32_t e = pa->edges[j - 1];
+        const char *f = hg_graph_edge_field(g, e);
+        printf("%*s-> %s%s+0x%" PRIx32 " [%s] ", (int)(j > 20 ? 20 : j), "", f ? cli_text(f) : "",
+               f ? " " : "", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
       }
-      printf(",\"steps\":[");
-      for (uint32_t j = 0; j <= pa->length; j++) {
-        printf(j ? ",\n" : "");
-        acli_node_json(stdout, g, names, pa->nodes[j]);
-        if (j) {
-          uint32_t e = pa->edges[j - 1];
-          printf(",\"via\":");
-          cli_json_str(stdout, hg_graph_edge_field(g, e));
-          printf(",\"offset\":%" PRIu32 ",\"kind\":\"%s\"", g->edge_offset[e],
-                 hg_edge_kind_name(g->edge_kind[e]));
-        }
-        printf("}");
-      }
-      printf("]}");
-    } else {
-      printf("%sPATH %" PRIu32 " (%" PRIu32 " reference%s):\n  ", i ? "\n" : "", i + 1, pa->length,
-             pa->length == 1 ? "" : "s");
-      if (r) root_text(g, r);
+      acli_node_text(stdout, g, names, pa->nodes[j]);
       printf("\n");
-      for (uint32_t j = 0; j <= pa->length; j++) {
-        printf("  ");
-        if (j) {
-          uint32_t e = pa->edges[j - 1];
-          const char *f = hg_graph_edge_field(g, e);
-          printf("%*s-> %s%s+0x%" PRIx32 " [%s] ", (int)(j > 20 ? 20 : j), "", f ? cli_text(f) : "",
-                 f ? " " : "", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
-        }
-        acli_node_text(stdout, g, names, pa->nodes[j]);
-        printf("\n");
-      }
     }
   }
-  if (s.a.json) printf("]}\n");
   st = 0;
 out:
   hg_paths_free(p);

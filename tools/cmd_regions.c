@@ -6,26 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/analysis_json.h"
 #include "tools/cli_opts.h"
 #include "tools/cli_util.h"
-
-struct group {
-  const char *name;
-  uint64_t count, virt, resident, dirty, swapped;
-};
-
-static int by_name(const void *a, const void *b) {
-  const struct hg_region *const *x = a, *const *y = b;
-  const char *p = (*x)->name ? (*x)->name : "", *q = (*y)->name ? (*y)->name : "";
-  return strcmp(p, q);
-}
-
-static int by_dirty(const void *a, const void *b) {
-  const struct group *x = a, *y = b;
-  if (x->dirty != y->dirty) return x->dirty < y->dirty ? 1 : -1;
-  if (x->virt != y->virt) return x->virt < y->virt ? 1 : -1;
-  return strcmp(x->name, y->name);
-}
 
 static void prot_str(uint32_t p, char out[5]) {
   out[0] = p & HG_PROT_READ ? 'r' : '-';
@@ -74,48 +57,25 @@ int cmd_regions(int argc, char **argv) {
     hg_graph_free(g);
     return 0;
   }
-  const struct hg_region **v = malloc(((size_t)g->region_count + 1) * sizeof *v);
-  struct group *gr = calloc((size_t)g->region_count + 1, sizeof *gr);
-  if (!v || !gr) {
+  size_t ng = 0;
+  struct ajson_region_group *gr = ajson_region_groups(g, &ng);
+  if (!gr) {
     fprintf(stderr, "heapgraph regions: out of memory\n");
+    hg_graph_free(g);
     return 1;
   }
-  for (uint32_t i = 0; i < g->region_count; i++) v[i] = &g->regions[i];
-  qsort(v, g->region_count, sizeof *v, by_name);
-  size_t ng = 0;
-  struct group total = {"TOTAL", 0, 0, 0, 0, 0};
-  for (uint32_t i = 0; i < g->region_count; i++) {
-    const char *name = v[i]->name && *v[i]->name ? v[i]->name : "(anonymous)";
-    if (!ng || strcmp(gr[ng - 1].name, name)) gr[ng++].name = name;
-    struct group *x = &gr[ng - 1];
-    x->count++;
-    x->virt += v[i]->size;
-    x->resident += v[i]->resident;
-    x->dirty += v[i]->dirty;
-    x->swapped += v[i]->swapped;
-    total.count++;
-    total.virt += v[i]->size;
-    total.resident += v[i]->resident;
-    total.dirty += v[i]->dirty;
-    total.swapped += v[i]->swapped;
-  }
-  qsort(gr, ng, sizeof *gr, by_dirty);
   if (!json) printf("%6s %14s %14s %14s %14s  %s\n", "COUNT", "VIRTUAL", "RESIDENT", "DIRTY", "SWAPPED", "REGION");
   for (size_t i = 0; i <= ng; i++) {
-    const struct group *x = i < ng ? &gr[i] : &total;
+    const struct ajson_region_group *x = &gr[i];
     if (json) {
-      printf("{\"name\":");
-      cli_json_str(stdout, x->name);
-      printf(",\"count\":%llu,\"virtual\":%llu,\"resident\":%llu,\"dirty\":%llu,\"swapped\":%llu%s}\n",
-             (unsigned long long)x->count, (unsigned long long)x->virt, (unsigned long long)x->resident,
-             (unsigned long long)x->dirty, (unsigned long long)x->swapped, i < ng ? "" : ",\"total\":true");
+      ajson_region_group(stdout, x, i == ng);
+      printf("\n");
     } else {
       printf("%6llu %14llu %14llu %14llu %14llu  %s\n", (unsigned long long)x->count,
              (unsigned long long)x->virt, (unsigned long long)x->resident, (unsigned long long)x->dirty,
              (unsigned long long)x->swapped, cli_text(x->name));
     }
   }
-  free(v);
   free(gr);
   hg_graph_free(g);
   return 0;

@@ -123,7 +123,7 @@ int cmd_serve(int argc, char **argv) {
   const char *data = NULL, *db = NULL, *host = "127.0.0.1", *cert = NULL, *key = NULL;
   long port = 0, workers = 2, max_upload = 256L << 20, max_decoded = 1L << 30, rate = 60, idle = 30,
        header_to = 10, request_to = 600, max_conn = 256, header_limit = 16384, verify_slots = 2,
-       max_nodes = 0, max_edges = 0;
+       max_nodes = 0, max_edges = 0, lease = 60, retention_days = 0, worker_mem = 0;
   int worker_only = 0, nargs;
   const struct cli_opt opts[] = {
       CLI_REQ_STR("--data", "DIR", &data, "data directory (blobs, and the SQLite database)"),
@@ -136,6 +136,9 @@ int cmd_serve(int argc, char **argv) {
       CLI_OPT_FLAG("--worker-only", &worker_only, "only analyse (no HTTP): another machine's workers"),
       CLI_OPT_NUM("--worker-max-nodes", "N", &max_nodes, 0, 1L << 40, "refuse to analyse bigger snapshots"),
       CLI_OPT_NUM("--worker-max-edges", "N", &max_edges, 0, 1L << 40, "refuse to analyse bigger snapshots"),
+      CLI_OPT_NUM("--worker-mem", "BYTES", &worker_mem, 0, 1L << 50, "memory one analysis may add (0: no limit)"),
+      CLI_OPT_NUM("--worker-lease", "S", &lease, 2, 86400, "a job's lease; a dead worker's jobs wait that long (60)"),
+      CLI_OPT_NUM("--retention-days", "N", &retention_days, 0, 100000, "drop non-exemplar files older (0: keep)"),
       CLI_OPT_NUM("--max-upload", "BYTES", &max_upload, 1, 1L << 40, "default per-app upload limit (256 MiB)"),
       CLI_OPT_NUM("--max-decoded", "BYTES", &max_decoded, 1, 1L << 40, "decompressed size limit (1 GiB)"),
       CLI_OPT_NUM("--rate", "N", &rate, 0, 1000000, "default uploads per minute per key (60; 0: none)"),
@@ -171,7 +174,9 @@ int cmd_serve(int argc, char **argv) {
   if (workers > 0 || worker_only) {
     struct srv_worker_config wc = {.data_dir = data,
                                    .threads = workers > 0 ? (int)workers : 1,
-                                   .lease_seconds = 60,
+                                   .lease_seconds = (int)lease,
+                                   .mem_limit = (uint64_t)worker_mem,
+                                   .retention_days = (int)retention_days,
                                    .max_nodes = (uint64_t)max_nodes,
                                    .max_edges = (uint64_t)max_edges,
                                    .retention_seconds = 3600};

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/analysis_json.h"
 #include "tools/cli_util.h"
 
 static const char about[] =
@@ -55,22 +56,12 @@ int cmd_top(int argc, char **argv) {
   uint64_t total = 0;
   for (uint32_t v = 0; v < g->node_count; v++) total += g->node_size[v];
   if (s.a.json) {
-    printf("{\"nodes_total\":%" PRIu32 ",\"bytes_total\":%" PRIu64 ",\"reachable_count\":%" PRIu32
-           ",\"reachable_bytes\":%" PRIu64 ",\"nodes\":[",
-           g->node_count, total, d->reachable_count, d->reachable_bytes);
-    for (uint32_t i = 0; i < nt; i++) {
-      printf(i ? ",\n" : "\n");
-      acli_node_json(stdout, g, names, top[i]);
-      printf(",\"retained\":%" PRIu64 "}", d->retained[top[i]]);
+    if (ajson_top(stdout, g, names, d, top, nt, cnt, bytes, ret, k)) {
+      fprintf(stderr, "heapgraph top: %s\n", hg_error_string(HG_ENOMEM));
+      st = 1;
+      goto out;
     }
-    printf("],\"classes\":[");
-    for (uint32_t i = 0; i < nrows; i++) {
-      printf("%s{\"class\":", i ? ",\n" : "\n");
-      cli_json_str(stdout, rows[i].id ? names[rows[i].id] : NULL);
-      printf(",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retained\":%" PRIu64 "}",
-             rows[i].count, rows[i].bytes, rows[i].retained);
-    }
-    printf("]}\n");
+    printf("\n");
   } else {
     char b1[32], b2[32];
     printf("reachable: %" PRIu32 " of %" PRIu32 " nodes, %s of %s\n\n", d->reachable_count,

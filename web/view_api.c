@@ -3,8 +3,8 @@
  * answers named after CLI subcommands (info, regions, top, show, dominators,
  * path, leaks, cycles, diff, stacks) are the objects that `heapgraph CMD
  * --json` prints for the same snapshot, built from the same library results
- * and the CLI's writers (acli_node_json, acli_show_json, stack_table_json);
- * `offset` pages through their lists. The others (summary, classes,
+ * and the CLI's writers (tools/analysis_json.c, acli_show_json,
+ * stack_table_json); `offset` pages through their lists. The others (summary, classes,
  * instances, children, icicle, leak, stack) are views over the indexes of
  * view_state.c. Every answer is bounded by `n`.
  */
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tools/analysis_cli.h"
+#include "tools/analysis_json.h"
 #include "tools/cli_util.h"
 #include "tools/stack_table.h"
 #include "web/view.h"
@@ -55,143 +56,37 @@ static void node_page(const struct req *r, const uint32_t *items, uint32_t total
 /* ---- answers shaped like the CLI's --json ---- */
 
 static int api_info(const struct req *r) {
-  const struct hg_graph *g = r->v->g;
-  const struct hg_meta *m = &g->meta;
-  FILE *f = r->f;
-  uint64_t classified = 0;
-  for (uint32_t i = 0; i < g->node_count; i++) classified += g->node_class[i] != 0;
-  fprintf(f, "{\"file\":");
-  str(r, r->v->path);
-  fprintf(f, ",\"file_size\":%" PRIu64 ",\"format_version\":%u,\"checksum\":\"0x%016" PRIx64
-             "\",\"checksum_ok\":%s",
-          g->file_size, g->format_version, g->checksum, g->checksum_ok ? "true" : "false");
-  const char *tk[] = {"platform", "os_version", "arch", "process", "trigger", "allocator", "heap_status"};
-  const char *tv[] = {m->platform, m->os_version, m->arch, m->process, m->trigger, m->allocator, m->heap_status};
-  for (size_t i = 0; i < sizeof tk / sizeof tk[0]; i++) {
-    fprintf(f, ",\"%s\":", tk[i]);
-    str(r, tv[i]);
-  }
-  fprintf(f, ",\"pointer_size\":%u,\"page_size\":%u,\"pid\":%" PRId64 ",\"time_ns\":%" PRIu64 ",\"app\":{",
-          m->pointer_size, m->page_size, m->pid, m->time_ns);
-  for (size_t i = 0; i < m->app_count; i++) {
-    fputs(i ? "," : "", f);
-    str(r, m->app[i].key);
-    fputc(':', f);
-    str(r, m->app[i].value);
-  }
-  fputs("},\"capture\":{", f);
-  for (size_t i = 0; i < m->capture_count; i++) {
-    fputs(i ? "," : "", f);
-    str(r, m->capture[i].key);
-    fprintf(f, ":%" PRIu64, m->capture[i].value);
-  }
-  fprintf(f, "},\"counts\":{\"regions\":%u,\"images\":%u,\"threads\":%u,\"heaps\":%u,\"classes\":%u,"
-             "\"strings\":%u,\"nodes\":%u,\"edges\":%u,\"roots\":%u}",
-          g->region_count, g->image_count, g->thread_count, g->heap_count, g->class_count,
-          g->string_count, g->node_count, g->edge_count, g->root_count);
-  fprintf(f, ",\"node_bytes\":%" PRIu64 ",\"classified_nodes\":%" PRIu64 "}", r->v->bytes_total,
-          classified);
+  ajson_info(r->f, r->v->g, r->v->path);
   return 200;
-}
-
-struct rgroup {
-  const char *name;
-  uint64_t count, virt, resident, dirty, swapped;
-};
-
-static int rg_by_name(const void *a, const void *b) {
-  const struct hg_region *const *x = a, *const *y = b;
-  return strcmp((*x)->name ? (*x)->name : "", (*y)->name ? (*y)->name : "");
-}
-
-static int rg_by_dirty(const void *a, const void *b) {
-  const struct rgroup *x = a, *y = b;
-  if (x->dirty != y->dirty) return x->dirty < y->dirty ? 1 : -1;
-  if (x->virt != y->virt) return x->virt < y->virt ? 1 : -1;
-  return strcmp(x->name, y->name);
 }
 
 /* `regions --json` (one object per line there) as one array. */
 static int api_regions(const struct req *r) {
-  const struct hg_graph *g = r->v->g;
-  const struct hg_region **s = malloc(((size_t)g->region_count + 1) * sizeof *s);
-  struct rgroup *gr = calloc((size_t)g->region_count + 1, sizeof *gr), total = {"TOTAL", 0, 0, 0, 0, 0};
-  if (!s || !gr) {
-    free(s), free(gr);
-    return 500;
-  }
-  for (uint32_t i = 0; i < g->region_count; i++) s[i] = &g->regions[i];
-  qsort(s, g->region_count, sizeof *s, rg_by_name);
   size_t ng = 0;
-  for (uint32_t i = 0; i < g->region_count; i++) {
-    const char *name = s[i]->name && *s[i]->name ? s[i]->name : "(anonymous)";
-    if (!ng || strcmp(gr[ng - 1].name, name)) gr[ng++].name = name;
-    struct rgroup *x[2] = {&gr[ng - 1], &total};
-    for (int j = 0; j < 2; j++) {
-      x[j]->count++;
-      x[j]->virt += s[i]->size;
-      x[j]->resident += s[i]->resident;
-      x[j]->dirty += s[i]->dirty;
-      x[j]->swapped += s[i]->swapped;
-    }
-  }
-  qsort(gr, ng, sizeof *gr, rg_by_dirty);
+  struct ajson_region_group *gr = ajson_region_groups(r->v->g, &ng);
+  if (!gr) return 500;
   fputc('[', r->f);
   for (size_t i = 0; i <= ng; i++) {
-    const struct rgroup *x = i < ng ? &gr[i] : &total;
-    fprintf(r->f, "%s{\"name\":", i ? ",\n" : "");
-    str(r, x->name);
-    fprintf(r->f, ",\"count\":%" PRIu64 ",\"virtual\":%" PRIu64 ",\"resident\":%" PRIu64
-                  ",\"dirty\":%" PRIu64 ",\"swapped\":%" PRIu64 "%s}",
-            x->count, x->virt, x->resident, x->dirty, x->swapped, i < ng ? "" : ",\"total\":true");
+    fputs(i ? ",\n" : "", r->f);
+    ajson_region_group(r->f, &gr[i], i == ng);
   }
   fputc(']', r->f);
-  free(s), free(gr);
+  free(gr);
   return 200;
-}
-
-static const uint64_t *sort_key;
-static int by_key_desc(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  if (sort_key[x] != sort_key[y]) return sort_key[x] > sort_key[y] ? -1 : 1;
-  return x < y ? -1 : x > y;
 }
 
 static int api_top(const struct req *r) {
   const struct view *v = r->v;
   const struct hg_graph *g = v->g;
-  uint32_t k = (uint32_t)num(r, "n", 20, MAX_PAGE), nc = g->class_count + 1, nrows = 0;
-  uint32_t *top = malloc(((size_t)k + 1) * sizeof *top), *rows = malloc((size_t)nc * sizeof *rows);
-  if (!top || !rows) {
-    free(top), free(rows);
-    return 500;
-  }
+  uint32_t k = (uint32_t)num(r, "n", 20, MAX_PAGE);
+  uint32_t *top = malloc(((size_t)k + 1) * sizeof *top);
+  if (!top) return 500;
   uint32_t nt = 0; /* hg_dominators_top's answer, from the sorted order */
   for (uint32_t i = 0; i < g->node_count && nt < k; i++)
     if (v->d->idom[v->order[i]] != HG_NONE) top[nt++] = v->order[i];
-  for (uint32_t c = 0; c < nc; c++)
-    if (v->rcount[c]) rows[nrows++] = c;
-  sort_key = v->cretained;
-  qsort(rows, nrows, sizeof *rows, by_key_desc);
-  if (nrows > k) nrows = k;
-  fprintf(r->f, "{\"nodes_total\":%" PRIu32 ",\"bytes_total\":%" PRIu64 ",\"reachable_count\":%" PRIu32
-                ",\"reachable_bytes\":%" PRIu64 ",\"nodes\":[",
-          g->node_count, v->bytes_total, v->d->reachable_count, v->d->reachable_bytes);
-  for (uint32_t i = 0; i < nt; i++) {
-    fputs(i ? ",\n" : "\n", r->f);
-    node_retained(r, top[i]);
-  }
-  fputs("],\"classes\":[", r->f);
-  for (uint32_t i = 0; i < nrows; i++) {
-    uint32_t c = rows[i];
-    fprintf(r->f, "%s{\"class\":", i ? ",\n" : "\n");
-    str(r, c ? v->names[c] : NULL);
-    fprintf(r->f, ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retained\":%" PRIu64 "}", v->rcount[c],
-            v->rbytes[c], v->cretained[c]);
-  }
-  fputs("]}", r->f);
-  free(top), free(rows);
-  return 200;
+  int rc = ajson_top(r->f, g, v->names, v->d, top, nt, v->rcount, v->rbytes, v->cretained, k);
+  free(top);
+  return rc ? 500 : 200;
 }
 
 /* The node named by ?node=, or -1 after writing a 404 answer. */
@@ -211,163 +106,45 @@ static int api_show(const struct req *r) {
 
 static int api_dominators(const struct req *r) {
   const struct view *v = r->v;
-  const struct hg_dominators *d = v->d;
   int64_t n = node_of(r);
   if (n < 0) return 404;
   uint32_t x = (uint32_t)n, k = (uint32_t)num(r, "n", 20, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
-  fputs("{\"node\":", r->f);
-  node_retained(r, x);
-  fprintf(r->f, ",\"reachable\":%s,\"chain\":[", d->idom[x] != HG_NONE ? "true" : "false");
-  int first = 1;
-  for (uint32_t u = d->idom[x]; u < v->g->node_count; u = d->idom[u], first = 0) {
-    fputs(first ? "\n" : ",\n", r->f);
-    node_retained(r, u);
-  }
-  uint32_t b = v->kid_start[x], nk = v->kid_start[x + 1] - b;
-  fprintf(r->f, "],\"dominated_count\":%" PRIu32 ",\"dominated\":[", nk);
-  node_page(r, v->kids + b, nk, off, k);
+  uint32_t b = v->kid_start[x];
+  ajson_dominators(r->f, v->g, v->names, v->d, x, v->kids + b, v->kid_start[x + 1] - b, off, k);
   return 200;
 }
 
 static int api_path(const struct req *r) {
-  const struct hg_graph *g = r->v->g;
   int64_t n = node_of(r);
   if (n < 0) return 404;
   uint32_t k = (uint32_t)num(r, "n", 1, 100);
   struct hg_paths *p = NULL;
-  int rc = hg_paths_to_roots((struct hg_graph *)g, (uint32_t)n, k ? k : 1, &p);
-  if (rc == HG_ENOTFOUND) {
-    fputs("{\"reachable\":false,\"paths\":[]}", r->f);
-    return 200;
-  }
-  if (rc) return 500;
-  fputs("{\"reachable\":true,\"paths\":[", r->f);
-  for (uint32_t i = 0; i < p->count; i++) {
-    const struct hg_path *pa = &p->paths[i];
-    const struct hg_root *rt = pa->root < g->root_count ? &g->roots[pa->root] : NULL;
-    fprintf(r->f, "%s{\"length\":%" PRIu32 ",\"root\":", i ? ",\n" : "\n", pa->length);
-    if (rt) {
-      fprintf(r->f, "{\"kind\":\"%s\",\"owner\":", hg_root_kind_name(rt->kind));
-      if (rt->owner == HG_NO_OWNER) fputs("null", r->f);
-      else fprintf(r->f, "%" PRIu32, rt->owner);
-      fputs(",\"addr\":", r->f);
-      cli_json_addr(r->f, rt->addr);
-      fputc('}', r->f);
-    } else {
-      fputs("null", r->f);
-    }
-    fputs(",\"steps\":[", r->f);
-    for (uint32_t j = 0; j <= pa->length; j++) {
-      fputs(j ? ",\n" : "", r->f);
-      node(r, pa->nodes[j]);
-      if (j) {
-        uint32_t e = pa->edges[j - 1];
-        fputs(",\"via\":", r->f);
-        str(r, hg_graph_edge_field(g, e));
-        fprintf(r->f, ",\"offset\":%" PRIu32 ",\"kind\":\"%s\"", g->edge_offset[e], hg_edge_kind_name(g->edge_kind[e]));
-      }
-      fputc('}', r->f);
-    }
-    fputs("]}", r->f);
-  }
-  fputs("]}", r->f);
+  int rc = hg_paths_to_roots(r->v->g, (uint32_t)n, k ? k : 1, &p);
+  if (rc && rc != HG_ENOTFOUND) return 500;
+  ajson_paths(r->f, r->v->g, r->v->names, rc ? NULL : p);
   hg_paths_free(p);
   return 200;
 }
 
 static int api_leaks(const struct req *r) {
-  const struct hg_leaks *l = r->v->leaks;
   uint32_t k = (uint32_t)num(r, "n", 50, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
-  fprintf(r->f, "{\"leaked_count\":%" PRIu32 ",\"leaked_bytes\":%" PRIu64 ",\"root_leaks\":%" PRIu32
-                ",\"exact\":%s,\"leaks\":[",
-          l->leaked_count, l->leaked_bytes, l->count, l->held_exact ? "true" : "false");
-  for (uint32_t i = off; i < l->count && i - off < k; i++) {
-    const struct hg_leak *x = &l->leaks[i];
-    fputs(i == off ? "\n" : ",\n", r->f);
-    node(r, x->node);
-    fprintf(r->f, ",\"group_count\":%" PRIu32 ",\"group_bytes\":%" PRIu64 ",\"count\":%" PRIu32
-                  ",\"bytes\":%" PRIu64 ",\"owned_count\":%" PRIu32 ",\"owned_bytes\":%" PRIu64 "}",
-            x->group_count, x->group_bytes, x->count, x->bytes, x->owned_count, x->owned_bytes);
-  }
-  fputs("]}", r->f);
+  ajson_leaks(r->f, r->v->g, r->v->names, r->v->leaks, off, k);
   return 200;
 }
 
-#define CYCLE_MEMBERS 20
-#define CYCLE_REFS 40
-
-/* Members of cycle i (up to `max`) and the retaining references among them. */
-static void cycle_body(const struct req *r, uint32_t i, uint32_t max) {
-  const struct hg_graph *g = r->v->g;
-  const struct hg_cycle *cy = &r->v->cycles->cycles[i];
-  const uint32_t *mem = r->v->cycles->members + cy->first;
-  fprintf(r->f, "{\"count\":%" PRIu32 ",\"bytes\":%" PRIu64 ",\"leaked\":%s,\"members\":[", cy->count,
-          cy->bytes, cy->leaked ? "true" : "false");
-  for (uint32_t j = 0; j < cy->count && j < max; j++) {
-    fputs(j ? "," : "", r->f);
-    node(r, mem[j]);
-    fputc('}', r->f);
-  }
-  fputs("],\"references\":[", r->f);
-  uint32_t refs = 0;
-  for (uint32_t j = 0; j < cy->count && refs < CYCLE_REFS; j++) {
-    uint32_t u = mem[j];
-    for (uint32_t e = g->edge_start[u]; e < g->edge_start[u + 1] && refs < CYCLE_REFS; e++) {
-      uint32_t t = g->edge_target[e];
-      if (!hg_edge_kind_retains(g->edge_kind[e])) continue;
-      /* members are sorted by address: binary search for t */
-      uint32_t lo = 0, hi = cy->count;
-      while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (g->node_addr[mem[mid]] < g->node_addr[t]) lo = mid + 1;
-        else hi = mid;
-      }
-      if (lo == cy->count || mem[lo] != t) continue;
-      char buf[32];
-      fprintf(r->f, "%s{\"from\":%" PRIu32 ",\"to\":%" PRIu32 ",\"field\":", refs ? "," : "", u, t);
-      str(r, acli_edge_name(g, e, buf, sizeof buf));
-      fprintf(r->f, ",\"kind\":\"%s\"}", hg_edge_kind_name(g->edge_kind[e]));
-      refs++;
-    }
-  }
-  fputs("]}", r->f);
-}
-
 static int api_cycles(const struct req *r) {
-  const struct hg_cycles *c = r->v->cycles;
   uint32_t k = (uint32_t)num(r, "n", 20, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
-  fprintf(r->f, "{\"cycle_count\":%" PRIu32 ",\"cycles\":[", c->count);
-  for (uint32_t i = off; i < c->count && i - off < k; i++) {
-    fputs(i == off ? "\n" : ",\n", r->f);
-    cycle_body(r, i, CYCLE_MEMBERS);
-  }
-  fputs("]}", r->f);
+  ajson_cycles(r->f, r->v->g, r->v->names, r->v->cycles, off, k);
   return 200;
 }
 
 static int api_diff(const struct req *r) {
-  const struct hg_diff *d = r->v->diff;
-  if (!d) {
+  if (!r->v->diff) {
     fputs("{\"error\":\"no baseline: run heapgraph view SNAP BASELINE\"}", r->f);
     return 404;
   }
   uint32_t k = (uint32_t)num(r, "n", 30, MAX_PAGE), off = (uint32_t)num(r, "offset", 0, UINT32_MAX);
-  fprintf(r->f, "{\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64 ",\"new_count\":%" PRIu64
-                ",\"new_bytes\":%" PRIu64 ",\"class_count\":%" PRIu32 ",\"classes\":[",
-          d->old_count, d->old_bytes, d->new_count, d->new_bytes, d->count);
-  for (uint32_t i = off; i < d->count && i - off < k; i++) {
-    const struct hg_class_delta *c = &d->classes[i];
-    char *dem = c->name && c->kind == HG_CLASS_CXX ? cli_demangle_type(c->name) : NULL;
-    fprintf(r->f, "%s{\"class\":", i == off ? "\n" : ",\n");
-    str(r, dem ? dem : c->name);
-    fprintf(r->f, ",\"kind\":\"%s\",\"old_count\":%" PRIu64 ",\"old_bytes\":%" PRIu64 ",\"new_count\":%" PRIu64
-                  ",\"new_bytes\":%" PRIu64 ",\"delta_count\":%" PRId64 ",\"delta_bytes\":%" PRId64 ",\"new\":%s}",
-            hg_class_kind_name(c->kind), c->old_count, c->old_bytes, c->new_count, c->new_bytes,
-            (int64_t)(c->new_count - c->old_count), (int64_t)(c->new_bytes - c->old_bytes),
-            c->old_count ? "false" : "true");
-    free(dem);
-  }
-  fputs("]}", r->f);
+  ajson_diff(r->f, r->v->diff, off, k, 0, 1);
   return 200;
 }
 
@@ -556,7 +333,7 @@ static int api_leak(const struct req *r) {
   for (uint32_t i = 0; i < c->count; i++)
     for (uint32_t j = 0; j < c->cycles[i].count; j++)
       if (c->members[c->cycles[i].first + j] == (uint32_t)n) {
-        cycle_body(r, i, (uint32_t)num(r, "n", 100, MAX_PAGE));
+        ajson_cycle(r->f, v->g, v->names, c, i, (uint32_t)num(r, "n", 100, MAX_PAGE));
         return 200;
       }
   fprintf(r->f, "{\"count\":1,\"bytes\":%" PRIu64 ",\"leaked\":%s,\"members\":[", v->g->node_size[n],

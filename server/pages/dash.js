@@ -86,8 +86,10 @@ function versionTools(app, vs, version, baseline, extra, page) {
     const s = h('select', {id}, none ? h('option', {value: ''}, none) : '', ...vs.map((v) => h('option', {value: v.version, selected: v.version === cur}, v.version)));
     return s;
   };
-  const vSel = sel('version', version), bSel = sel('baseline', baseline, '(none)');
-  const change = () => go(page, [app], {version: vSel.value, baseline: bSel.value, ...(extra ? extra() : {})});
+  // the API's baseline defaults to the version below: "(none)" only where there is none
+  const vSel = sel('version', version), bSel = sel('baseline', baseline, baseline ? null : '(none)');
+  // a new version takes the version below it as its baseline again
+  const change = () => go(page, [app], {version: vSel.value, baseline: vSel.value === version ? bSel.value : '', ...(extra ? extra() : {})});
   vSel.addEventListener('change', change);
   bSel.addEventListener('change', change);
   return {vSel, bSel, change, tools: [h('label', {}, 'Version', vSel), h('label', {}, 'against', bSel)]};
@@ -97,7 +99,7 @@ async function versionsOf(app, q) {
   const idx = vs.findIndex((v) => v.version === q.get('version'));
   const vi = idx >= 0 ? idx : vs.length - 1;
   const version = vs.length ? vs[vi].version : '';
-  const baseline = q.has('baseline') ? q.get('baseline') : vi > 0 ? vs[vi - 1].version : '';
+  const baseline = q.get('baseline') || (vi > 0 ? vs[vi - 1].version : '');
   return {vs, version, baseline};
 }
 function appTabs(app, page, version, baseline) {

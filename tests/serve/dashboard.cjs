@@ -9,14 +9,20 @@
 // core) walks every dashboard page — login, apps, issues (filters), an
 // issue, version comparison — and opens an exemplar in the snapshot viewer.
 // Screenshots land in SHOTDIR.
-//   node dashboard.cjs CLI SNAPDIR WORKDIR SHOTDIR PLAYWRIGHT_CORE_DIR
+// Then a second app whose snapshots carry HTML/JS in their version, device
+// model and class names: every page shows them as text, no script runs.
+// With HG_DASH_DB=postgres://… the server and its keys use that database
+// instead of SQLite; HG_DASH_BROWSER=0 leaves out the Chromium part.
+//   node dashboard.cjs CLI SNAPDIR WORKDIR SHOTDIR PLAYWRIGHT_CORE_DIR HOSTILE.hgsnap...
 'use strict';
 const {spawn, execFileSync} = require('child_process');
 const http = require('http');
 const fs = require('fs');
 const path = require('path');
 
-const [cli, snapdir, work, shots, pwdir] = process.argv.slice(2);
+const [cli, snapdir, work, shots, pwdir, ...hostileSnaps] = process.argv.slice(2);
+const DB = process.env.HG_DASH_DB ? ['--db', process.env.HG_DASH_DB] : [];
+const BROWSER = process.env.HG_DASH_BROWSER !== '0';
 const {chromium} = require(pwdir);
 fs.mkdirSync(shots, {recursive: true});
 
@@ -57,7 +63,7 @@ function cliJson(args) { return JSON.parse(execFileSync(cli, ['fleet', ...args, 
 let server = null;
 function startServer(data) {
   return new Promise((resolve, reject) => {
-    const p = spawn(cli, ['serve', '--data', data, '--host', '127.0.0.1', '--port', '0', '--workers', '1'], {stdio: ['ignore', 'pipe', 'pipe']});
+    const p = spawn(cli, ['serve', '--data', data, ...DB, '--host', '127.0.0.1', '--port', '0', '--workers', '1'], {stdio: ['ignore', 'pipe', 'pipe']});
     server = p;
     let buf = '';
     p.stdout.on('data', (d) => {
@@ -70,7 +76,7 @@ function startServer(data) {
   });
 }
 function keyAdd(data, app, read) {
-  const out = execFileSync(cli, ['serve', 'key', 'add', app, ...(read ? ['--read'] : []), '--data', data], {encoding: 'utf8'});
+  const out = execFileSync(cli, ['serve', 'key', 'add', app, ...(read ? ['--read'] : []), '--data', data, ...DB], {encoding: 'utf8'});
   return out.trim().split('\n').pop().trim();
 }
 
@@ -88,6 +94,7 @@ async function main() {
   fs.rmSync(work, {recursive: true, force: true});
   fs.mkdirSync(data, {recursive: true});
   const upKey = keyAdd(data, APP, false), readKey = keyAdd(data, APP, true), otherRead = keyAdd(data, OTHER, true);
+  const HOSTILE = 'hostile-app', hUp = keyAdd(data, HOSTILE, false), hRead = keyAdd(data, HOSTILE, true);
   check('keys printed', [upKey, readKey, otherRead].every((k) => /^hgk_/.test(k)), [upKey, readKey, otherRead]);
   await startServer(data);
   const base = server.url;
@@ -189,6 +196,8 @@ async function main() {
   const vinfo = JSON.parse((await request(base + '/v1/apps/' + APP + '/snapshots/' + ex + '/view/api/top?n=5', {headers: {Cookie: cookie}})).body);
   check('exemplar viewer top = CLI top on the same file', eq(vinfo, JSON.parse(execFileSync(cli, ['top', path.join(ids, ex), '-n', '5', '--json'], {encoding: 'utf8'}))));
 
+  console.log('dashboard: the API on ' + (DB.length ? 'PostgreSQL' : 'SQLite') + ' checked');
+  if (!BROWSER) return;
   // ---- Chromium over every page
   const browser = await chromium.launch({executablePath: '/usr/bin/chromium', args: ['--no-sandbox']});
   const ctx = await browser.newContext({viewport: {width: 1400, height: 900}});
@@ -221,6 +230,16 @@ async function main() {
   const newRows = await pg.$$eval('#issues tbody tr', (t) => t.map((e) => e.getAttribute('data-signature')));
   check('page issues: status filter', eq(newRows, cliAll.filter((r) => r.status === 'new').map((r) => r.signature)) && newRows.length > 0, newRows);
   await shot(pg, 'issues-new');
+  // another version: its baseline becomes the version below it (none for 1.0)
+  await pg.selectOption('#version', '1.0');
+  await ready(pg, '#/issues/' + APP + '?version=1.0&status=new');
+  await pg.selectOption('#status', '');
+  await ready(pg, '#/issues/' + APP + '?version=1.0');
+  const v1 = cliRows([...paths, '--cache-dir', path.join(work, 'cache'), '--version', '1.0']);
+  check('page issues: version 1.0 = CLI --version 1.0', eq(await pg.$$eval('#issues tbody tr', (t) => t.map((e) => e.getAttribute('data-signature'))), v1.map((r) => r.signature)) && v1.length > 0);
+  check('page issues: version 1.0 has no baseline', (await pg.$eval('#baseline', (e) => e.value)) === '');
+  await pg.goto(base + '/#/issues/' + APP + '?version=2.0&baseline=1.0&status=new');
+  await ready(pg, '#/issues/' + APP + '?version=2.0&baseline=1.0&status=new');
   // an issue: the planted one with the biggest impact
   await pg.click(`#issues tr[data-signature="${newRows[0]}"] a`);
   await ready(pg, '#/issue/' + APP + '/' + newRows[0] + '?version=2.0&baseline=1.0');
@@ -261,6 +280,46 @@ async function main() {
   check('page compare: class growth = API', eq(gcls, g.json.classes.map((c) => c.class)), gcls);
   check('page compare: the merged retention icicle', (await pg.$$('#tree .ic')).length > 3);
   await shot(pg, 'compare');
+  // ---- hostile strings: a second app, added to the same session
+  for (const f of hostileSnaps) {
+    const body = fs.readFileSync(f);
+    const r = await request(base + '/v1/snapshots', {method: 'POST', headers: {...bearer(hUp), 'Content-Length': body.length}}, body);
+    check('upload ' + path.basename(f) + ': 201', r.status === 201, [r.status, r.body]);
+  }
+  for (let i = 0; i < 200; i++) {
+    const v = await getJson(base, '/v1/apps/' + HOSTILE + '/versions', hRead);
+    if (v.json && v.json.versions.reduce((a, x) => a + x.snapshots, 0) === hostileSnaps.length) break;
+    await sleep(200);
+  }
+  const XSS = '<script>window.__pwned=1</script>', IMG = '<img src=x onerror="window.__pwned=2">';
+  const dialogs = [];
+  pg.on('dialog', (dl) => { dialogs.push(dl.message()); dl.dismiss(); });
+  await pg.goto(base + '/#/login');
+  await ready(pg, '#/login');
+  await pg.fill('#key', hRead);
+  await pg.click('#login button');
+  await ready(pg, '#/apps');
+  check('a second key adds its app to the session', eq((await pg.$$eval('#apps [data-app]', (e) => e.map((x) => x.getAttribute('data-app')))).sort(), [APP, HOSTILE].sort()));
+  const hi = (await getJson(base, '/v1/apps/' + HOSTILE + '/issues', hRead)).json;
+  check('hostile: issues answered', hi && hi.version === XSS && hi.issues.length > 0, hi);
+  const hostilePages = ['#/issues/' + HOSTILE, '#/compare/' + HOSTILE];
+  if (hi && hi.issues.length) hostilePages.push('#/issue/' + HOSTILE + '/' + hi.issues[0].signature);
+  for (const hash of hostilePages) {
+    await pg.goto(base + '/' + hash);
+    await ready(pg, hash);
+    const st = await pg.evaluate(() => ({pwned: window.__pwned, scripts: [...document.scripts].map((x) => x.getAttribute('src')), imgs: [...document.images].filter((i) => i.getAttribute('src') === 'x').length, text: document.body.textContent}));
+    check('hostile ' + hash + ': no script ran', st.pwned === undefined && eq(st.scripts, ['/util.js', '/dash.js']) && st.imgs === 0, st);
+    check('hostile ' + hash + ': the strings shown as text', st.text.includes(XSS), st.text.slice(0, 300));
+    await shot(pg, 'hostile-' + hash.split('/')[1]);
+  }
+  const hex = hi && hi.issues.length && hi.issues[0].exemplars.length ? hi.issues[0].exemplars[0].snapshot : null;
+  if (hex) {
+    await pg.goto(base + '/v1/apps/' + HOSTILE + '/snapshots/' + hex + '/view/#/summary');
+    await pg.waitForFunction(() => document.getElementById('main').getAttribute('data-ready') === '#/summary', null, {timeout: 30000});
+    const st = await pg.evaluate(() => ({pwned: window.__pwned, text: document.body.textContent}));
+    check('hostile exemplar in the viewer: no script ran, names as text', st.pwned === undefined && st.text.includes(XSS), st.pwned);
+  }
+  check('hostile: no dialogs', dialogs.length === 0, dialogs);
   check('no script errors in the pages', errors.length === 0, errors);
   await browser.close();
 }
@@ -270,7 +329,7 @@ main().catch((e) => check('exception', false, String(e.stack || e))).finally(asy
     const done = new Promise((r) => server.once('exit', r));
     server.kill('SIGTERM');
     await Promise.race([done, sleep(10000)]);
-    check('serve exits 0 on SIGTERM', server.exitCode === 0, [server.exitCode, server.signalCode, (server.err || '').slice(-600)]);
+    check('serve exits 0 on SIGTERM, nothing from ASan/UBSan', server.exitCode === 0 && !/Sanitizer|runtime error/.test(server.err || ''), [server.exitCode, server.signalCode, (server.err || '').slice(-600)]);
     if (server.exitCode === null) server.kill('SIGKILL');
   }
   console.log(`dashboard: ${passed} passed, ${failed} failed`);

@@ -1,7 +1,10 @@
 /*
  * mkhostile.c — writes the snapshot the viewer test uses to check escaping:
  * class, field, heap, region and process names that are HTML/JS if a page
- * ever treats them as markup.  mkhostile OUT.hgsnap
+ * ever treats them as markup.  mkhostile OUT.hgsnap [DEVICE]
+ * With DEVICE (tests/serve/dashboard.cjs): also the fleet metadata — a
+ * hostile app version and device model, device id DEVICE — so the
+ * dashboard of `heapgraph serve` shows them.
  */
 #include <stdio.h>
 
@@ -12,14 +15,16 @@
 #define IMG "<img src=x onerror=\"window.__pwned=2\">"
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: mkhostile OUT.hgsnap\n");
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: mkhostile OUT.hgsnap [DEVICE]\n");
     return 2;
   }
   struct hg_builder *b = hg_builder_new();
-  struct hg_kv app[] = {{"<b>key</b>", IMG}};
+  struct hg_kv app[] = {{"<b>key</b>", IMG}, {"app", "hostile"}, {"app_version", XSS},
+                        {"device_model", IMG}, {"device_id", argc == 3 ? argv[2] : ""}};
   struct hg_meta m = {.platform = "linux", .arch = "x86_64", .pointer_size = 8, .page_size = 4096,
-                      .process = XSS, .trigger = IMG, .allocator = "test", .app_count = 1, .app = app};
+                      .process = XSS, .trigger = IMG, .allocator = "test", .app_count = argc == 3 ? 5 : 1,
+                      .app = app};
   hg_builder_meta(b, &m);
   struct hg_region r = {.start = A(0), .size = 0x100000, .prot = HG_PROT_READ | HG_PROT_WRITE, .name = IMG,
                         .resident = 0x80000, .dirty = 0x40000, .image = HG_NO_OWNER};

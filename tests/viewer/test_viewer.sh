@@ -7,15 +7,8 @@
 set -u
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")/../.." && pwd)
-# playwright-core@1.65.1, pinned in scripts/deps.sh (.deps/devtools, shared with the export
-# tests; .deps/viewer from older trees also works)
-pw="$here/.deps/viewer/node_modules/playwright-core"
-[ -f "$pw/package.json" ] || pw="$here/.deps/devtools/node_modules/playwright-core"
-if [ ! -f "$pw/package.json" ] || [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
-  echo "viewer: playwright-core, chromium or node missing (scripts/deps.sh check)"
-  echo "viewer: 0 passed, 1 failed"
-  exit 1
-fi
+name=viewer
+. "$here/tests/viewer/browser_env.sh"
 dir="$BUILD/viewer-test"
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 "$BUILD/tests/analysis_mkfixture" "$dir" || exit 1
