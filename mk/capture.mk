@@ -36,13 +36,13 @@ CAP_LINK     := $(CAP_LIB) $(LIBS)
 CAP_PROGS    := $(CAP_DIR)/ground_truth $(CAP_DIR)/leaks $(CAP_DIR)/stress $(CAP_DIR)/jemalloc \
                 $(CAP_DIR)/churn $(CAP_DIR)/agent_target $(CAP_DIR)/ground_truth_ring64 \
                 $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64 \
-                $(CAP_DIR)/full_bins $(CAP_DIR)/leak_cycle
+                $(CAP_DIR)/full_bins $(CAP_DIR)/leak_cycle $(CAP_DIR)/tight_as
 TEST_PROGS   += $(CAP_PROGS)
 TEST_SCRIPTS += $(CAP_DIR)/ground_truth $(CAP_DIR)/ground_truth_ring64 tests/capture/leaks_vs_valgrind.sh \
                 $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64 \
                 $(CAP_DIR)/stress $(CAP_DIR)/jemalloc $(CAP_DIR)/churn \
                 tests/capture/objc_direct_first.sh tests/capture/agent.sh tests/capture/full_bins.sh \
-                tests/capture/agent_children.sh tests/capture/leak_cycle.sh
+                tests/capture/agent_children.sh tests/capture/leak_cycle.sh $(CAP_DIR)/tight_as
 
 $(CAP_DIR)/ground_truth: tests/capture/ground_truth.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
@@ -86,6 +86,11 @@ $(CAP_DIR)/churn: tests/capture/churn.c $(CAP_LIB) tests/hg_test.h
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
 $(CAP_DIR)/full_bins: tests/capture/full_bins.c $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
+
+# captures under a tight RLIMIT_AS (ulimit -v): scratch reservations
+$(CAP_DIR)/tight_as: tests/capture/tight_as.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
