@@ -11,7 +11,11 @@
 # each run's ratios come from the same minute of this shared machine.
 # HG_BENCH_RUNS runs (default 6) idle, then as many with a busy loop
 # started by this script; min / median / max of every ratio per phase.
-# Also printed: the fork pause against a bare fork() and scratch per block.
+# HG_BENCH_BASE=PROGRAM: a bench_capture built from another commit, run in
+# each run too, for A/B ratios of a change in the same minutes.
+# Also printed: the fork pause against a bare fork(), scratch per block,
+# and the fork-mode floor: a forked child reading one word of every block
+# (the first touch of each page in a child, ~15 us a page on this VM).
 B=${1:-build/bench}
 dir=${TMPDIR:-/tmp}
 n=${HG_BENCH_BLOCKS:-1000000}
@@ -24,14 +28,19 @@ one_run() { # prints the run's key=value lines, each prefixed with its tool
   one=$(HG_BENCH_HELPERS=0 "$B/bench_capture" "$n" "$dir" | sed 's/^\([a-z]*\) /\1_alone /') ||
     { echo "bench_capture (helpers=0) failed" >&2; return 1; }
   lsan=$("$B/bench_capture_lsan" "$n") || { echo "bench_capture_lsan failed" >&2; return 1; }
-  printf '%s\n%s\n%s\n' "$out" "$one" "$lsan"
+  base=
+  if [ -n "$HG_BENCH_BASE" ]; then
+    base=$("$HG_BENCH_BASE" "$n" "$dir" | sed 's/^\([a-z]*\) /\1_base /') ||
+      { echo "$HG_BENCH_BASE failed" >&2; return 1; }
+  fi
+  printf '%s\n%s\n%s\n%s\n' "$out" "$one" "$lsan" "$base"
 }
 
 # The ratios of one phase's runs: min / median / max of each.
 summary() {
-  awk -v phase="$1" -v n="$n" '
+  awk -v phase="$1" -v n="$n" -v base="$HG_BENCH_BASE" '
     /^run / { r = $2; next }
-    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[r, $1 "." kv[1]] = kv[2] } runs[r] = 1 }
+    NF { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[r, $1 "." kv[1]] = kv[2] } runs[r] = 1 }
     function stat(name, num, den,   k, m, x, a, i, j, t) {
       m = 0
       for (k in runs) {
@@ -53,6 +62,13 @@ summary() {
       stat("fork helper / one core", "fork.total_ms", "fork_alone.total_ms")
       stat("suspend helper / one core", "suspend.total_ms", "suspend_alone.total_ms")
       stat("fork pause / bare fork (<= 1.5)", "fork.pause_ms", "fork.bare_fork_ms")
+      stat("child page touch / LSan", "fork.child_touch_ms", "lsan.check_ms")
+      if (base) {
+        stat("fork / base build", "fork.total_ms", "fork_base.total_ms")
+        stat("suspend / base build", "suspend.total_ms", "suspend_base.total_ms")
+        stat("base fork / LSan", "fork_base.total_ms", "lsan.check_ms")
+        stat("base suspend / LSan", "suspend_base.total_ms", "lsan.check_ms")
+      }
       stat("scratch bytes per block (<= 12)", "fork.scratch_bytes", "fork.blocks")
     }'
 }
