@@ -42,6 +42,7 @@ struct hg_scratch {
   uint64_t limit;       /* hard budget (bytes of touched pages)             */
   uint64_t touched;     /* current sum of touched pages                     */
   uint64_t peak;        /* peak of touched                                  */
+  uint64_t max_reserve; /* bytes one vector may reserve (RLIMIT_AS share)   */
   uint32_t nvec;
   struct hg_vec *vecs[HG_SCRATCH_MAX_VECS];
 };

@@ -42,6 +42,13 @@ void _hg_scan_resolve(const struct hg_cap *c, struct hg_cand *b, size_t n);
  * when no helper thread or no room for its tables: the caller scans alone. */
 int _hg_scan_piped(struct hg_cap *c, int *rc);
 
+/* Nodes [from, to) and their edges on the calling thread alone
+ * (scan_nodes.c): the one-thread scan, and the chunks the capturing
+ * thread takes in the pipelined one. row_written: node `from`'s row is
+ * already written, and so are its edges before byte from_off. */
+int _hg_scan_range_alone(struct hg_cap *c, uint32_t from, uint32_t to, int row_written,
+                         uint32_t from_off);
+
 /* ---- a block's first words and its identify() token ---- */
 
 /* Copies a block's first words (up to HG_CLASSIFY_WORDS) for the
@@ -108,17 +115,37 @@ struct hg_blocks {
   const struct hg_cap *c;
   const struct hg_segment *s;
   size_t k, nseg;
-  uint32_t i, end;
+  uint32_t i, end, stop; /* stop: the node the walk ends before          */
   struct hg_ahead h;
   uint32_t node;
   uint64_t addr, size;
 };
 
 static inline void _hg_blocks_init(struct hg_blocks *b, const struct hg_cap *c) {
-  *b = (struct hg_blocks){.c = c, .nseg = _hg_vec_len(&c->segments)}; /* no libc: the helper runs this */
+  *b = (struct hg_blocks){.c = c, .nseg = _hg_vec_len(&c->segments), .stop = UINT32_MAX}; /* no libc: the helper runs this */
+}
+
+/* The same walk over nodes [from, to) only (a chunk of the scan). */
+static inline void _hg_blocks_range(struct hg_blocks *b, const struct hg_cap *c, uint32_t from,
+                                    uint32_t to) {
+  _hg_blocks_init(b, c);
+  const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
+  size_t lo = 0, hi = b->nseg; /* the segment holding node `from`: the last with first <= from */
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if (segs[mid].first <= from) lo = mid; else hi = mid;
+  }
+  b->stop = to;
+  if (lo == b->nseg || from >= to) return;
+  b->k = lo + 1;
+  b->s = &segs[lo];
+  b->i = from;
+  b->end = b->s->first + b->s->count;
+  _hg_ahead_init(c, b->s, &b->h);
 }
 
 static inline int _hg_blocks_next(struct hg_blocks *b) {
+  if (b->i == b->stop) return 0;
   while (b->i == b->end) {
     if (b->k == b->nseg) return 0;
     b->s = _hg_vec_at(&b->c->segments, b->k++);
@@ -165,17 +192,18 @@ static inline void _hg_name_word(const struct hg_cap *c, struct hg_namer *nm, st
  * block whose words are being added (nodes before it are complete). */
 typedef int (*hg_flush_fn)(void *ctx, struct hg_cand *b, size_t n, uint32_t node);
 
-/* Adds block i's words that fall inside the heap span to the batch as
+/* Adds block i's words from word w0 on that fall inside the heap span to the batch as
  * candidates (with their edge tokens when nm names them), handing the
  * batch to flush() whenever it is full. 0, or what flush() returned. */
-HG_NO_ASAN static inline int _hg_add_words(const struct hg_cap *c, uint32_t i, uint64_t a,
-                                           uint64_t z, struct hg_namer *nm, struct hg_cand *batch,
-                                           size_t *n, hg_flush_fn flush, void *ctx) {
+HG_NO_ASAN static inline int _hg_add_words_from(const struct hg_cap *c, uint32_t i, uint64_t a,
+                                                uint64_t z, uint64_t w0, struct hg_namer *nm,
+                                                struct hg_cand *batch, size_t *n,
+                                                hg_flush_fn flush, void *ctx) {
   const uint64_t lo = c->heap_lo, hi = c->heap_hi;
   const uint64_t *w = (const uint64_t *)(uintptr_t)a;
   uint64_t nw = z / 8;
   if (nw > UINT32_MAX / 8) nw = UINT32_MAX / 8; /* offsets are 32-bit */
-  for (uint64_t wi = 0; wi < nw; wi++) {
+  for (uint64_t wi = w0; wi < nw; wi++) {
     uint64_t v = w[wi];
     if (v < lo || v >= hi) continue;
     struct hg_cand *b = &batch[(*n)++];
@@ -191,6 +219,13 @@ HG_NO_ASAN static inline int _hg_add_words(const struct hg_cap *c, uint32_t i, u
     }
   }
   return 0;
+}
+
+/* The same from the block's first word. */
+HG_NO_ASAN static inline int _hg_add_words(const struct hg_cap *c, uint32_t i, uint64_t a,
+                                           uint64_t z, struct hg_namer *nm, struct hg_cand *batch,
+                                           size_t *n, hg_flush_fn flush, void *ctx) {
+  return _hg_add_words_from(c, i, a, z, 0, nm, batch, n, flush, ctx);
 }
 
 /* The kind (and field) of a resolved edge: from its edge token (etok of

@@ -65,22 +65,28 @@ static int alone_flush(void *ctx, struct hg_cand *b, size_t n, uint32_t node) {
   return flush_batch(ctx, b, n);
 }
 
-/* Single-threaded pass over the blocks: each is classified once, written
- * as a node, then its words are scanned for edges (the writer keeps node
- * and edge chunks apart; an edge may name a node written later). */
-HG_NO_ASAN static int scan_nodes_alone(struct hg_cap *c) {
+/* Single-threaded pass over blocks [from, to): each is classified once,
+ * written as a node, then its words are scanned for edges (the writer
+ * keeps node and edge chunks apart; an edge may name a node written
+ * later). */
+HG_NO_ASAN int _hg_scan_range_alone(struct hg_cap *c, uint32_t from, uint32_t to, int row_written,
+                                    uint32_t from_off) {
   struct hg_cand batch[HG_SCAN_BATCH];
   size_t n = 0;
   struct hg_blocks b;
-  _hg_blocks_init(&b, c);
+  _hg_blocks_range(&b, c, from, to);
   while (_hg_blocks_next(&b)) {
     uint32_t which = 0; /* identified as the helper would */
     uint32_t token = _hg_identify_block(c, b.addr, b.size, &which);
     uint32_t cls = token ? _hg_class_of(c, which, token) : 0;
-    int rc = hg_writer_node(c->w, b.addr, b.size, cls, b.s->flags, b.s->heap_id);
+    int rc = row_written && b.node == from
+                 ? 0
+                 : hg_writer_node(c->w, b.addr, b.size, cls, b.s->flags, b.s->heap_id);
     if (rc) return rc;
     struct hg_namer *nm = _hg_namer_of(c, cls, which, token);
-    if ((rc = _hg_add_words(c, b.node, b.addr, b.size, nm, batch, &n, alone_flush, c))) return rc;
+    uint64_t w0 = b.node == from ? from_off / 8 : 0;
+    if ((rc = _hg_add_words_from(c, b.node, b.addr, b.size, w0, nm, batch, &n, alone_flush, c)))
+      return rc;
   }
   return n ? flush_batch(c, batch, n) : 0;
 }
@@ -92,5 +98,5 @@ int _hg_scan_nodes(struct hg_cap *c) {
   _hg_names_reset(c);
   int rc;
   if (_hg_scan_piped(c, &rc)) return rc;
-  return scan_nodes_alone(c);
+  return _hg_scan_range_alone(c, 0, _hg_node_count(c), 0, 0);
 }

@@ -7,6 +7,16 @@
  * scratch: a ring of resolved edges and a ring of identify() tokens, one
  * slot per node, with the counters in c->scan.pipe (scan_state.h).
  *
+ * The work is shared dynamically, in chunks of HG_SCAN_CHUNK nodes: the
+ * helper takes the next chunk nobody has taken; the capturing thread, at
+ * each chunk, takes it itself when the helper has not (and scans it alone,
+ * scan_nodes.c), and when the helper's chunk has nothing ready for it, it
+ * steals the rest of that chunk: one compare-and-swap on the helper's
+ * progress word, which the helper publishes with a compare-and-swap too —
+ * the one that fails tells it to drop what it has not published and go on
+ * with the next free chunk. A helper stalled by a busy core therefore never
+ * holds the capture back by more than a few polls.
+ *
  * The helper runs only code that calls nothing but _hg_plat_wait/_wake/
  * _yield (platform.h): no libc, no malloc. Never calls malloc on either
  * thread. Compiled a second time with a 64-entry ring (HG_SCAN_RING, see
@@ -25,6 +35,16 @@
 #define TOKS (RING / 4)   /* token slots (8 bytes each): nodes the helper
                              may be ahead of the capturing thread         */
 #define SPINS 64          /* polls before giving the core away            */
+#ifndef HG_SCAN_CHUNK
+#define HG_SCAN_CHUNK (RING >= 4096 ? 4096u : 16u) /* nodes a thread takes at once */
+#endif
+#define CHUNK HG_SCAN_CHUNK
+#ifndef HG_SCAN_STEAL
+#define HG_SCAN_STEAL 1   /* 0 (a test build): the capturing thread never takes
+                             a chunk, the helper does all (the plain pipeline) */
+#endif
+#define STEAL_SPINS 16    /* polls without news before the capturing thread steals */
+#define STOLEN UINT32_MAX /* prog's node after a steal, until the helper re-publishes */
 #define YIELDS 2000       /* sched_yield()s (~1 ms when a core is shared) before sleeping */
 #define LAG 4096u         /* nodes the helper gets ahead before a waiting
                              capturing thread resumes                      */
@@ -78,32 +98,48 @@ static int backoff(uint32_t spin) {
   return 1;
 }
 
+/* ---- the progress word ---- */
+
+static inline uint64_t prog_pack(uint32_t head, uint32_t node) { return (uint64_t)head << 32 | node; }
+static inline uint32_t prog_head(uint64_t v) { return (uint32_t)(v >> 32); }
+static inline uint32_t prog_node(uint64_t v) { return (uint32_t)v; }
+
 /* ---- the helper ---- */
 
-/* Makes the edges written so far (and node progress) visible, then wakes
- * the capturing thread if it sleeps. */
-static inline void publish(struct hg_pipe *p, uint32_t done, int force) {
-  _hg_atomic_store_release(&p->head, p->whead);
-  _hg_atomic_store_release(&p->done_nodes, done);
+/* Makes the edges written so far visible, and that nodes below `done` are
+ * complete, then wakes the capturing thread if it sleeps. 0 when the capturing
+ * thread stole the chunk: what was not published is dropped (the write
+ * position goes back to the published edges). */
+static inline int publish(struct hg_pipe *p, uint32_t done, int force) {
+  uint32_t bound = p->whead;
+  uint64_t want = prog_pack(bound, done), exp = p->pub;
+  if (!__atomic_compare_exchange_n(&p->prog, &exp, want, 0, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+    p->pub = exp; /* (published edges, STOLEN) */
+    p->whead = prog_head(exp);
+    return 0;
+  }
+  p->pub = want;
   _hg_atomic_store(&p->seq, p->seq + 1);
   /* a sleeping capturing thread is woken for a good amount of work only:
    * on a shared core every wake-up is a context switch */
   if (_hg_atomic_load(&p->main_sleeps) &&
-      (force || p->whead - p->woke_at >= RING_WANT || done - p->woke_done >= NODES_WANT)) {
-    p->woke_at = p->whead;
+      (force || bound - p->woke_at >= RING_WANT || done - p->woke_done >= NODES_WANT)) {
+    p->woke_at = bound;
     p->woke_done = done;
     _hg_plat_wake(&p->seq);
   }
+  return 1;
 }
 
 /* Publishes what it has (nodes below `done` are complete), then waits
  * until the capturing thread has made room — in the ring (ring), or for
  * node `node`'s token slot (node != UINT32_MAX) — down to the *_RESUME
- * marks; 0 when asked to stop. */
+ * marks; 0 when asked to stop or stolen from. */
 static int wait_room(struct hg_pipe *p, uint32_t done, int ring, uint32_t node) {
-  publish(p, done, 1); /* the capturing thread may be waiting for these */
+  if (!publish(p, done, 1)) return 0; /* the capturing thread may be waiting for these */
   for (uint32_t spin = 0;; spin++) {
     if (_hg_atomic_load_acquire(&p->stop)) return 0;
+    if (prog_node(__atomic_load_n(&p->prog, __ATOMIC_ACQUIRE)) == STOLEN) return publish(p, done, 0);
     uint32_t mseq = _hg_atomic_load(&p->mseq);
     p->tail_seen = _hg_atomic_load(&p->tail);
     p->ntail_seen = _hg_atomic_load(&p->ntail);
@@ -118,8 +154,8 @@ static int wait_room(struct hg_pipe *p, uint32_t done, int ring, uint32_t node) 
   }
 }
 
-/* Resolves a batch and appends its edges; 0 when asked to stop. `done`:
- * nodes before it are complete once the batch is in. */
+/* Resolves a batch and appends its edges; 0 when asked to stop or stolen
+ * from. `done`: nodes before it are complete once the batch is in. */
 static int emit_batch(struct hg_pipe *p, struct hg_cand *b, size_t n, uint32_t done) {
   if (_hg_atomic_load_acquire(&p->stop)) return 0; /* the capturing thread failed */
   _hg_scan_resolve(p->c, b, n);
@@ -135,39 +171,54 @@ static int emit_batch(struct hg_pipe *p, struct hg_cand *b, size_t n, uint32_t d
     e->val = b[k].t;
     p->whead++;
   }
-  publish(p, done, 0);
-  return 1;
+  return publish(p, done, 0);
 }
 
 static int emit_flush(void *ctx, struct hg_cand *b, size_t n, uint32_t node) {
   return emit_batch(ctx, b, n, node) ? 0 : 1; /* nodes before `node` are complete */
 }
 
-HG_NO_ASAN static void resolver(void *arg) {
-  struct hg_pipe *p = arg;
+/* Nodes [from, to) into the ring; 0 when asked to stop or stolen from. */
+HG_NO_ASAN static int helper_chunk(struct hg_pipe *p, uint32_t from, uint32_t to) {
   const struct hg_cap *c = p->c;
   struct hg_cand batch[HG_SCAN_BATCH];
   size_t n = 0;
   struct hg_blocks b;
-  _hg_blocks_init(&b, c);
+  /* taken: also ends a steal's STOLEN mark (and wakes a capturing thread
+   * that waits for that) */
+  if (!publish(p, from, prog_node(p->pub) == STOLEN)) return 0;
+  _hg_blocks_range(&b, c, from, to);
   while (_hg_blocks_next(&b)) {
     uint32_t i = b.node;
     if (p->toks) { /* node i's token, in its slot before any of its edges is out */
       if (i - p->ntail_seen >= TOKS) {
         p->ntail_seen = _hg_atomic_load_acquire(&p->ntail);
         if (i - p->ntail_seen >= TOKS) { /* the slot is still to be read */
-          if (n && !emit_batch(p, batch, n, i)) return;
+          if (n && !emit_batch(p, batch, n, i)) return 0;
           n = 0;
-          if (!wait_room(p, i, 0, i)) return;
+          if (!wait_room(p, i, 0, i)) return 0;
         }
       }
       uint32_t which = 0, token = _hg_identify_block(c, b.addr, b.size, &which);
       p->toks[i % TOKS] = (struct hg_tok){token, which};
     }
-    if (_hg_add_words(c, i, b.addr, b.size, NULL, batch, &n, emit_flush, p)) return; /* stopped */
+    if (_hg_add_words(c, i, b.addr, b.size, NULL, batch, &n, emit_flush, p)) return 0;
   }
-  if (n && !emit_batch(p, batch, n, batch[n - 1].src)) return;
-  publish(p, _hg_node_count(c), 1);
+  if (n) return emit_batch(p, batch, n, to);
+  return publish(p, to, 1);
+}
+
+HG_NO_ASAN static void resolver(void *arg) {
+  struct hg_pipe *p = arg;
+  const uint32_t total = _hg_node_count(p->c);
+  for (;;) {
+    uint32_t k = __atomic_fetch_add(&p->next_chunk, 1, __ATOMIC_ACQ_REL);
+    if (k >= (total + CHUNK - 1) / CHUNK) break;
+    uint32_t from = k * CHUNK, to = total - from > CHUNK ? from + CHUNK : total;
+    if (!helper_chunk(p, from, to) && _hg_atomic_load_acquire(&p->stop)) return;
+    /* stolen from: on with the next free chunk */
+  }
+  publish(p, total, 1);
 }
 
 /* ---- the capturing thread ---- */
@@ -179,32 +230,6 @@ static inline void consumed(struct hg_pipe *p, uint32_t tail, uint32_t ntail) {
   _hg_atomic_store(&p->ntail, ntail);
   _hg_atomic_store(&p->mseq, p->mseq + 1);
   if (_hg_atomic_load(&p->helper_sleeps)) _hg_plat_wake(&p->mseq);
-}
-
-/* Out of work at node i (and having told the helper so: ntail = i): waits
- * until the helper is well ahead — RING_WANT edges published past `tail`,
- * NODES_WANT(_TOKS) more nodes done, or all of them — so that when the
- * two share a core (a busy machine, the app's own threads in fork mode)
- * each hand-off carries a lot of work instead of costing a time slice per
- * batch. */
-static void wait_work(struct hg_cap *c, struct hg_pipe *p, uint32_t tail, uint32_t i, uint32_t total) {
-  uint32_t lag = p->toks ? NODES_WANT_TOKS : NODES_WANT;
-  uint32_t want = total - i > lag ? i + lag : total;
-  for (uint32_t spin = 0;; spin++) {
-    uint32_t seq = _hg_atomic_load(&p->seq);
-    if (_hg_atomic_load_acquire(&p->head) - tail >= RING_WANT ||
-        _hg_atomic_load_acquire(&p->done_nodes) >= want)
-      return;
-    /* the moment is used: allocation-stack ids for later (a few µs) */
-    if (_hg_stacks_ahead(c, 256)) {
-      spin = 0;
-      continue;
-    }
-    if (!backoff(spin)) continue;
-    _hg_atomic_store(&p->main_sleeps, 1);
-    if (_hg_atomic_load(&p->seq) == seq) _hg_plat_wait(&p->seq, seq);
-    _hg_atomic_store(&p->main_sleeps, 0);
-  }
 }
 
 /* Node i, once: its class from its token slot (the helper has written it:
@@ -241,55 +266,140 @@ static inline uint32_t piped_kind(struct hg_cap *c, struct hg_namer *nm, uint32_
   return kind;
 }
 
-static int scan_nodes_piped(struct hg_cap *c, struct hg_pipe *p) {
-  size_t nseg = _hg_vec_len(&c->segments);
+/* The capturing thread's position: ring edges consumed (tail), and how far
+ * it has told the helper (told, ntold); prog as last read. */
+struct reader {
+  uint32_t tail, told, ntold;
+  uint64_t seen;
+};
+
+/* Nothing ready for node i (of the helper's chunk ending at `to`): steals
+ * the rest of the chunk when the helper has published nothing new for a
+ * few polls (1: *stolen set), else waits a little for news (0). The moment
+ * is also used for allocation-stack ids (a few µs). */
+static int no_news(struct hg_cap *c, struct hg_pipe *p, struct reader *r, uint32_t i,
+                   uint32_t *spin, int *stolen) {
+  (void)i; /* nothing of node i is out: the helper has published nothing of its chunk from i on */
+  int can_steal = HG_SCAN_STEAL && prog_node(r->seen) != STOLEN;
+  if (can_steal && *spin >= STEAL_SPINS) {
+    uint64_t exp = r->seen;
+    if (__atomic_compare_exchange_n(&p->prog, &exp, prog_pack(prog_head(exp), STOLEN), 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      *stolen = 1;
+      return 1;
+    }
+    r->seen = exp; /* news after all */
+    return 0;
+  }
+  if (_hg_stacks_ahead(c, 256)) return 0;
+  if (can_steal) {
+    ++*spin;
+    _hg_cpu_relax();
+    return 0;
+  }
+  /* the helper is between a steal and its next chunk (or, built without
+   * stealing, simply behind): give it the core, then sleep until it
+   * publishes (a good amount of work, or its chunk's end) */
+  if (!backoff((*spin)++)) return 0;
+  uint32_t seq = _hg_atomic_load(&p->seq);
+  _hg_atomic_store(&p->main_sleeps, 1);
+  if (__atomic_load_n(&p->prog, __ATOMIC_ACQUIRE) == r->seen && _hg_atomic_load(&p->seq) == seq)
+    _hg_plat_wait(&p->seq, seq);
+  _hg_atomic_store(&p->main_sleeps, 0);
+  *spin = STEAL_SPINS;
+  return 0;
+}
+
+/* The helper's chunk [from, to): nodes and their edges as it publishes
+ * them, or the rest of the chunk alone once stolen. */
+static int read_chunk(struct hg_cap *c, struct hg_pipe *p, struct reader *r, uint32_t from,
+                      uint32_t to) {
+  const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
+  size_t k = 0, nseg = _hg_vec_len(&c->segments);
+  while (k + 1 < nseg && segs[k + 1].first <= from) k++;
   int rc = 0;
-  uint32_t tail = 0, told = 0, ntold = 0, head = 0, done = 0; /* head, done: last read */
-  const uint32_t total = _hg_node_count(c);
-  for (size_t k = 0; k < nseg && !rc; k++) {
-    const struct hg_segment *s = _hg_vec_at(&c->segments, k);
-    uint32_t end = s->first + s->count;
-    for (uint32_t i = s->first; i < end && !rc; i++) {
-      uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
-      struct hg_namer *nm = NULL;
-      /* without token slots (no classifiers) the node is written at once,
-       * else when its slot is known to be written */
-      int written = !p->toks;
-      if (written && (rc = write_node(c, p, s, i, a, z, &nm))) break;
-      for (;;) { /* node i's edges, as the helper publishes them */
-        for (; tail != head; tail++) {
-          const struct hg_redge *e = &p->ring[tail % RING];
-          if (e->src != i) break; /* a later node's */
-          __builtin_prefetch(&p->ring[(tail + 64) % RING]); /* written on the other core */
-          if (!written && (rc = write_node(c, p, s, i, a, z, &nm))) break;
-          written = 1;
-          uint32_t field, off = e->off & ~7u;
-          uint32_t kind = piped_kind(c, nm, off, (e->off & AT_START) != 0, &field);
-          if ((rc = hg_writer_edge(c->w, i, off, e->val, kind, field))) break;
-          c->edges++;
-        }
-        /* done when a later node's edge follows, or the helper is past i
-         * (head is always read after done, so it covers all of i's) */
-        if (rc || tail != head || done > i) break;
-        done = _hg_atomic_load_acquire(&p->done_nodes);
-        head = _hg_atomic_load_acquire(&p->head);
-        if (tail != head || done > i) continue;
-        consumed(p, tail, i);
-        told = tail;
-        ntold = i;
-        wait_work(c, p, tail, i, total);
-        done = _hg_atomic_load_acquire(&p->done_nodes);
-        head = _hg_atomic_load_acquire(&p->head);
+  uint32_t head = prog_head(r->seen), done = prog_node(r->seen);
+  if (done == STOLEN) done = 0;
+  for (uint32_t i = from; i < to && !rc; i++) {
+    while (i >= segs[k].first + segs[k].count) k++;
+    const struct hg_segment *s = &segs[k];
+    uint64_t a = _hg_node_addr(c, s, i), z = _hg_node_size(c, i);
+    struct hg_namer *nm = NULL;
+    /* without token slots (no classifiers) the node is written at once,
+     * else when its slot is known to be written */
+    int written = !p->toks;
+    uint32_t next_off = 0; /* the byte after node i's last edge read */
+    if (written && (rc = write_node(c, p, s, i, a, z, &nm))) break;
+    for (uint32_t spin = 0;;) { /* node i's edges, as the helper publishes them */
+      for (; r->tail != head; r->tail++) {
+        const struct hg_redge *e = &p->ring[r->tail % RING];
+        if (e->src != i) break; /* a later node's */
+        __builtin_prefetch(&p->ring[(r->tail + 64) % RING]); /* written on the other core */
+        if (!written && (rc = write_node(c, p, s, i, a, z, &nm))) break;
+        written = 1;
+        uint32_t field, off = e->off & ~7u;
+        uint32_t kind = piped_kind(c, nm, off, (e->off & AT_START) != 0, &field);
+        if ((rc = hg_writer_edge(c->w, i, off, e->val, kind, field))) break;
+        c->edges++;
+        next_off = off + 8;
       }
-      if (!rc && !written) rc = write_node(c, p, s, i, a, z, NULL); /* no edges */
-      if (tail - told >= RING_STEP || i + 1 - ntold >= TOKS_STEP) { /* publish in steps */
-        consumed(p, tail, i + 1);
-        told = tail;
-        ntold = i + 1;
+      /* done when a later node's edge follows, or the helper is past i
+       * (head is read with done, so it covers all of i's) */
+      if (rc || r->tail != head || done > i) break;
+      r->seen = __atomic_load_n(&p->prog, __ATOMIC_ACQUIRE);
+      head = prog_head(r->seen);
+      done = prog_node(r->seen) == STOLEN ? 0 : prog_node(r->seen);
+      if (r->tail != head || done > i) continue;
+      if (r->tail != r->told || r->ntold != i) { /* tell the helper where we are (it may wait for room) */
+        consumed(p, r->tail, i);
+        r->told = r->tail;
+        r->ntold = i;
       }
+      int stolen = 0;
+      if (no_news(c, p, r, i, &spin, &stolen) && stolen) {
+        /* the rest of the chunk is ours: node i from the word after its
+         * last edge read (the helper's published batches covered every
+         * word before it; a word after it that resolved to nothing just
+         * resolves to nothing again) */
+        p->steals++;
+        rc = _hg_scan_range_alone(c, i, to, written, next_off);
+        consumed(p, r->tail, to);
+        r->told = r->tail;
+        r->ntold = to;
+        return rc;
+      }
+      head = prog_head(r->seen);
+      done = prog_node(r->seen) == STOLEN ? 0 : prog_node(r->seen);
+    }
+    if (!rc && !written) rc = write_node(c, p, s, i, a, z, NULL); /* no edges */
+    if (r->tail - r->told >= RING_STEP || i + 1 - r->ntold >= TOKS_STEP) { /* publish in steps */
+      consumed(p, r->tail, i + 1);
+      r->told = r->tail;
+      r->ntold = i + 1;
     }
   }
-  consumed(p, tail, total);
+  return rc;
+}
+
+static int scan_nodes_piped(struct hg_cap *c, struct hg_pipe *p) {
+  const uint32_t total = _hg_node_count(c), nchunks = (total + CHUNK - 1) / CHUNK;
+  struct reader r = {0};
+  int rc = 0;
+  for (uint32_t k = 0; k < nchunks && !rc; k++) {
+    uint32_t from = k * CHUNK, to = total - from > CHUNK ? from + CHUNK : total;
+    uint32_t exp = k;
+    if (HG_SCAN_STEAL && __atomic_compare_exchange_n(&p->next_chunk, &exp, k + 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+      p->own_chunks++; /* nobody had it: this thread scans it */
+      rc = _hg_scan_range_alone(c, from, to, 0, 0);
+      consumed(p, r.tail, to);
+      r.told = r.tail;
+      r.ntold = to;
+      continue;
+    }
+    rc = read_chunk(c, p, &r, from, to); /* the helper's */
+  }
+  consumed(p, r.tail, total);
   return rc;
 }
 
@@ -318,5 +428,9 @@ int _hg_scan_piped(struct hg_cap *c, int *rc) {
   _hg_atomic_store(&p->mseq, p->mseq + 1);
   _hg_plat_wake(&p->mseq);
   _hg_plat_helper_join(c);
+#ifdef HG_SCAN_DEBUG
+  fprintf(stderr, "scan: %u nodes, %u chunks taken by the capturing thread, %u steals\n",
+          _hg_node_count(c), p->own_chunks, p->steals);
+#endif
   return 1;
 }

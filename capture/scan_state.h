@@ -45,14 +45,17 @@ struct hg_tok;
  * written by one side; 64 bytes of padding keep the groups off each other's
  * cache lines whatever the alignment of the capture. */
 struct hg_pipe {
-  /* written by the helper, read by the capturing thread */
-  volatile uint32_t head;       /* edges published                          */
-  volatile uint32_t done_nodes; /* nodes below this have all edges published
-                                   (and their token slots written)          */
+  /* written by the helper (and, to steal, the capturing thread) */
+  volatile uint64_t prog;       /* edges published << 32 | the helper's node:
+                                   its chunk's nodes below it have all their
+                                   edges published (and token slots written);
+                                   node UINT32_MAX: just stolen from        */
+  volatile uint32_t next_chunk; /* the first chunk nobody has taken          */
   volatile uint32_t seq;        /* bumped at each publication                */
   volatile uint32_t helper_sleeps;
   char pad0[64];
   /* the helper's own */
+  uint64_t pub;                 /* the last value it wrote to prog           */
   uint32_t whead;               /* write position                            */
   uint32_t tail_seen, ntail_seen; /* last tail / ntail read                  */
   uint32_t woke_at, woke_done;  /* whead, done when it last woke the other   */
@@ -62,6 +65,7 @@ struct hg_pipe {
   volatile uint32_t ntail;      /* nodes whose token slot has been read      */
   volatile uint32_t mseq;       /* bumped at each publication of tail/ntail  */
   volatile uint32_t main_sleeps, stop;
+  uint32_t steals, own_chunks;  /* chunks it took whole or in part           */
   char pad2[64];
   /* read-only while running */
   struct hg_cap *c;

@@ -6,11 +6,17 @@
  * Never calls malloc: every function here runs while the heap is frozen or
  * in a forked child. Reservations are MAP_NORESERVE and marked
  * MADV_DONTDUMP, which also keeps the kernel from merging them with the
- * application's anonymous mappings.
+ * application's anonymous mappings. Under a finite RLIMIT_AS (`ulimit -v`)
+ * each reservation is at most 1/HG_SCRATCH_MAX_VECS of the address space
+ * left when the capture started, so that all of them together fit in it
+ * (a vector never moves: callers keep pointers into it).
  */
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "capture/internal.h"
 
@@ -24,9 +30,33 @@ uint64_t _hg_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Bytes of address space this process may still map under RLIMIT_AS, or
+ * UINT64_MAX when it is unlimited. The mapped size comes from
+ * /proc/self/statm (Linux); without it, half the limit is taken as left. */
+static uint64_t as_room(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+  uint64_t lim = (uint64_t)rl.rlim_cur, used = lim / 2;
+  char buf[64];
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n > 0) {
+      uint64_t pages = 0;
+      for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+        pages = pages * 10 + (uint64_t)(buf[i] - '0');
+      used = pages * PAGE;
+    }
+  }
+  return used < lim ? lim - used : 0;
+}
+
 void _hg_scratch_init(struct hg_scratch *s, uint64_t limit) {
   memset(s, 0, sizeof *s);
   s->limit = limit;
+  uint64_t room = as_room();
+  s->max_reserve = room == UINT64_MAX ? UINT64_MAX : room / HG_SCRATCH_MAX_VECS;
 }
 
 int _hg_vec_init(struct hg_scratch *s, struct hg_vec *v, size_t elem, size_t max_elems) {
@@ -35,6 +65,7 @@ int _hg_vec_init(struct hg_scratch *s, struct hg_vec *v, size_t elem, size_t max
   size_t cap = elem * max_elems;
   if (cap / elem != max_elems) return HG_ENOMEM;
   if (cap > s->limit) cap = (size_t)s->limit;
+  if (cap > s->max_reserve) cap = (size_t)s->max_reserve;
   cap = page_up(cap < elem ? elem : cap);
   void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);

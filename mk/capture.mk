@@ -36,13 +36,15 @@ CAP_LINK     := $(CAP_LIB) $(LIBS)
 CAP_PROGS    := $(CAP_DIR)/ground_truth $(CAP_DIR)/leaks $(CAP_DIR)/stress $(CAP_DIR)/jemalloc \
                 $(CAP_DIR)/churn $(CAP_DIR)/agent_target $(CAP_DIR)/ground_truth_ring64 \
                 $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64 \
-                $(CAP_DIR)/full_bins $(CAP_DIR)/leak_cycle
+                $(CAP_DIR)/full_bins $(CAP_DIR)/leak_cycle $(CAP_DIR)/tight_as \
+                $(CAP_DIR)/ground_truth_nosteal $(CAP_DIR)/named_edges_nosteal
 TEST_PROGS   += $(CAP_PROGS)
 TEST_SCRIPTS += $(CAP_DIR)/ground_truth $(CAP_DIR)/ground_truth_ring64 tests/capture/leaks_vs_valgrind.sh \
                 $(CAP_DIR)/named_edges $(CAP_DIR)/named_edges_ring64 $(CAP_DIR)/test_scan_ring64 \
                 $(CAP_DIR)/stress $(CAP_DIR)/jemalloc $(CAP_DIR)/churn \
                 tests/capture/objc_direct_first.sh tests/capture/agent.sh tests/capture/full_bins.sh \
-                tests/capture/agent_children.sh tests/capture/leak_cycle.sh
+                tests/capture/agent_children.sh tests/capture/leak_cycle.sh $(CAP_DIR)/tight_as \
+                $(CAP_DIR)/ground_truth_nosteal $(CAP_DIR)/named_edges_nosteal
 
 $(CAP_DIR)/ground_truth: tests/capture/ground_truth.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
@@ -60,6 +62,23 @@ $(CAP_DIR)/scan_ring64.o: capture/scan_pipe.c
 $(CAP_DIR)/ground_truth_ring64: tests/capture/ground_truth.c $(CAP_DIR)/scan_ring64.o $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_DIR)/scan_ring64.o $(CAP_LINK) $(CAP_SAN)
+
+# With the 64-entry ring, chunks of 16 nodes are shared out between the two
+# threads (the capturing thread takes free chunks and steals the rest of the
+# helper's when nothing is ready). Built once more without that
+# (HG_SCAN_STEAL=0): the helper then does every chunk, so the full-ring and
+# both wait paths run all the time.
+$(CAP_DIR)/scan_ring64_nosteal.o: capture/scan_pipe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CAP_CFLAGS) -DHG_SCAN_RING=64 -DHG_SCAN_STEAL=0 -MMD -MP -c $< -o $@
+
+$(CAP_DIR)/ground_truth_nosteal: tests/capture/ground_truth.c $(CAP_DIR)/scan_ring64_nosteal.o $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_DIR)/scan_ring64_nosteal.o $(CAP_LINK) $(CAP_SAN)
+
+$(CAP_DIR)/named_edges_nosteal: tests/capture/named_edges.c $(CAP_DIR)/scan_ring64_nosteal.o $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_DIR)/scan_ring64_nosteal.o $(CAP_LINK) $(CAP_SAN)
 
 # The scan's unit test (tests/unit/test_scan.c, also built as a unit test)
 # with the 64-entry ring.
@@ -86,6 +105,11 @@ $(CAP_DIR)/churn: tests/capture/churn.c $(CAP_LIB) tests/hg_test.h
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
 $(CAP_DIR)/full_bins: tests/capture/full_bins.c $(CAP_LIB) tests/hg_test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
+
+# captures under a tight RLIMIT_AS (ulimit -v): scratch reservations
+$(CAP_DIR)/tight_as: tests/capture/tight_as.c $(CAP_LIB) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CAP_CFLAGS) -MMD -MP -o $@ $< $(CAP_LINK) $(CAP_SAN)
 
