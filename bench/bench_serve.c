@@ -97,18 +97,14 @@ static int bulk_fill(struct srv_store *s, uint32_t n, uint64_t *cbor_bytes) {
     free(sum);
     if (!rc && (i % 5000 == 4999 || i + 1 == n)) {
       /* the batch's snapshot and job rows, set-based (one round trip each) */
-      struct srv_val pb[2] = {V_TEXT("bench"), V_TEXT("bulk")};
+      struct srv_val pb[3] = {V_TEXT("bench"), V_TEXT("bulk"), V_INT(1700000000 + i / 5000 * 5000)};
       rc = e->exec(c, "INSERT INTO snapshots (app, id, size, blob, version, device_id, received, analysed)"
                       " SELECT app, id, 1000, 'blobs/bulk/' || id, version, device_id, analysed, analysed"
-                      " FROM summaries m WHERE app = $1 AND worker = $2"
-                      " AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.app = m.app AND s.id = m.id)",
-                   2, pb, NULL, NULL, NULL);
+                      " FROM summaries WHERE app = $1 AND worker = $2 AND analysed >= $3", 3, pb, NULL, NULL, NULL);
       if (!rc)
         rc = e->exec(c, "INSERT INTO jobs (app, id, blob, size, state, finished)"
-                        " SELECT app, id, 'blobs/bulk/' || id, 1000, 2, analysed FROM summaries m"
-                        " WHERE app = $1 AND worker = $2"
-                        " AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.app = m.app AND j.id = m.id)",
-                     2, pb, NULL, NULL, NULL);
+                        " SELECT app, id, 'blobs/bulk/' || id, 1000, 2, analysed FROM summaries"
+                        " WHERE app = $1 AND worker = $2 AND analysed >= $3", 3, pb, NULL, NULL, NULL);
       if (!rc) rc = e->exec(c, "UPDATE apps SET generation = generation + 1 WHERE app = $1", 1, pa, NULL, NULL, NULL);
       if (!rc) rc = e->exec(c, "COMMIT", 0, NULL, NULL, NULL, NULL);
     }

@@ -284,15 +284,23 @@ static void start_refresh(struct srv_store *s, struct srv_issues_cache *ic, stru
   pthread_attr_destroy(&at);
 }
 
+/* The cache, the app's entry and its current generation (from the store). */
+static int lookup(struct srv_store *s, const char *app, struct srv_issues_cache **ic, struct app_set **a,
+                  int64_t *gen) {
+  if (!(*ic = cache_of(s))) return _srv_err(SRV_EERR, "out of memory");
+  int rc = srv_store_app_generation(s, app, gen);
+  if (rc) return rc;
+  if (!(*a = app_of(*ic, app))) return _srv_err(SRV_EERR, "out of memory");
+  return 0;
+}
+
 static int issues_get(struct srv_store *s, const char *app, const struct srv_issues_query *q, int fresh,
                       hg_write_fn write, void *ctx) {
-  struct srv_issues_cache *ic = cache_of(s);
-  if (!ic) return _srv_err(SRV_EERR, "out of memory");
+  struct srv_issues_cache *ic;
+  struct app_set *a;
   int64_t gen = 0;
-  int rc = srv_store_app_generation(s, app, &gen);
+  int rc = lookup(s, app, &ic, &a, &gen);
   if (rc) return rc;
-  struct app_set *a = app_of(ic, app);
-  if (!a) return _srv_err(SRV_EERR, "out of memory");
   if (!fresh) {
     pthread_mutex_lock(&ic->mu);
     for (struct entry *e = a->entries; e; e = e->next)
@@ -355,13 +363,11 @@ int srv_issues_get_fresh(struct srv_store *s, const char *app, const struct srv_
 }
 
 int srv_fleet_with(struct srv_store *s, const char *app, srv_fleet_fn fn, void *ctx) {
-  struct srv_issues_cache *ic = cache_of(s);
-  if (!ic) return _srv_err(SRV_EERR, "out of memory");
+  struct srv_issues_cache *ic;
+  struct app_set *a;
   int64_t gen = 0;
-  int rc = srv_store_app_generation(s, app, &gen);
+  int rc = lookup(s, app, &ic, &a, &gen);
   if (rc) return rc;
-  struct app_set *a = app_of(ic, app);
-  if (!a) return _srv_err(SRV_EERR, "out of memory");
   pthread_mutex_lock(&a->fmu);
   if (a->loaded_gen < gen || !a->f) rc = update_set(s, a, gen);
   if (!rc) rc = fn(ctx, a->f);

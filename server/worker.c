@@ -139,7 +139,7 @@ static double mono(void) {
 
 /* This process's private writable memory in bytes (VmData of
  * /proc/self/status: what RLIMIT_DATA counts), 0 if unknown. */
-static uint64_t data_size(void) {
+static __attribute__((unused)) uint64_t data_size(void) {
   char line[128];
   unsigned long kb = 0;
   FILE *f = fopen("/proc/self/status", "r");

@@ -103,6 +103,10 @@ while [ $n -lt 1200 ]; do
     [ "$(sql "SELECT COUNT(*) FROM jobs WHERE state = 1 AND worker LIKE '%:$w1/%'")" -ge 1 ] && break
   sleep 0.03; n=$((n + 1))
 done
+# freeze it first (a commit already sent lands within the pause), read what
+# it holds, then kill it: what it held can only be finished by worker 2
+kill -STOP "$w1"
+sleep 0.3
 held=$(sql "SELECT id FROM jobs WHERE state = 1 AND worker LIKE '%:$w1/%'" | tr '\n' ' ')
 kill -9 "$w1"
 check "[ -n '$held' ]" "worker 1 killed (SIGKILL) while holding leases: $held"

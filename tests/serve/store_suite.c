@@ -250,7 +250,7 @@ static void *conc_worker(void *arg) {
 static void test_concurrent_leases(void) {
   for (int i = 1; i <= CONC_JOBS; i++) {
     char id[SRV_ID_LEN + 1], blob[64];
-    snprintf(id, sizeof id, "c00000000000%04d", i);
+    snprintf(id, sizeof id, "c00000000000%04u", (unsigned)i % 10000u);
     snprintf(blob, sizeof blob, "blobs/none/%s", id);
     struct srv_snapshot_meta m = {"concapp", id, 1, blob, NULL, NULL, NULL, 0};
     int is_new;
@@ -332,7 +332,7 @@ static void test_workers_and_issues(void) {
   for (int v = 0; v < 2; v++)
     for (int d = 0; d < 5; d++)
       for (int s = 0; s < 2; s++) {
-        char id[SRV_ID_LEN + 1], dev[16];
+        char id[SRV_ID_LEN + 1], dev[24];
         int is_new;
         snprintf(dev, sizeof dev, "device-%d", d);
         REQUIRE(ingest("fleetapp", v ? "2.0" : "1.0", dev, seed++, 3000 + 500 * s, id, &is_new) == 0 && is_new);
