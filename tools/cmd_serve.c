@@ -4,7 +4,8 @@
  * starts the workers and the HTTP server (web/http.c) with the intake,
  * /metrics and the routes of the read side, prints the URL as the first
  * line of stdout and serves until SIGINT/SIGTERM. `serve key add|revoke|
- * list` manages the keys. docs/serve.md.
+ * list` manages the keys, `serve app set|show` an app's own limits.
+ * docs/serve.md.
  */
 #include <ctype.h>
 #include <signal.h>
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/read.h"
 #include "server/read.h"
 #include "server/serve.h"
 #include "tools/cli_opts.h"
@@ -28,6 +28,10 @@ static const char about[] =
     "    heapgraph serve key add APP [--read] --data DIR   (the key: last line)\n"
     "    heapgraph serve key revoke KEYID --data DIR\n"
     "    heapgraph serve key list --data DIR\n"
+    "  An app's own limits (0: the server's default):\n"
+    "    heapgraph serve app set APP [--max-upload B] [--rate N] [--quota B]\n"
+    "                            [--retention-days N] --data DIR\n"
+    "    heapgraph serve app show APP --data DIR\n"
     "  docs/serve.md.\n";
 
 /* Routes of the read side (server/api_read.c) join this table. */
@@ -116,10 +120,62 @@ static int cmd_key(int argc, char **argv) {
   return rc;
 }
 
+/* `serve app set APP [limits]` changes only the limits given; `serve app
+ * show APP` prints them (0 = the server's default, for every field). */
+static int cmd_app(int argc, char **argv) {
+  const char *data = NULL, *db = NULL;
+  long max_upload = -1, rate = -1, quota = -1, days = -1;
+  int nargs;
+  const char *sub = argc > 1 ? argv[1] : "";
+  int set = !strcmp(sub, "set"), show = !strcmp(sub, "show");
+  const struct cli_opt opts[] = {
+      CLI_REQ_STR("--data", "DIR", &data, "the server's data directory"),
+      CLI_OPT_STR("--db", "URL", &db, "postgres://… (default: SQLite in DIR)"),
+      CLI_OPT_NUM("--max-upload", "BYTES", &max_upload, 0, 1L << 40, "set: largest upload (Content-Length)"),
+      CLI_OPT_NUM("--rate", "N", &rate, 0, 1000000, "set: uploads per minute per key"),
+      CLI_OPT_NUM("--quota", "BYTES", &quota, 0, 1L << 50, "set: blob bytes kept for the app"),
+      CLI_OPT_NUM("--retention-days", "N", &days, 0, 100000, "set: drop non-exemplar files older"),
+      CLI_END};
+  const struct cli_cmd cmd = {set ? "serve app set" : "serve app show", "APP", 1, 1, opts,
+                              "  set changes only the limits given (0: back to the server's default);\n"
+                              "  show prints max_upload_bytes, rate_per_minute, quota_bytes and\n"
+                              "  retention_days, one per line (0: the server's default).\n",
+                              0};
+  if (!set && !show) {
+    fprintf(stderr, "heapgraph serve app: set APP [limits] or show APP\n");
+    return 2;
+  }
+  int st = cli_parse(&cmd, argc - 1, argv + 1, &nargs);
+  if (st >= 0) return st;
+  if (!app_name_ok(argv[2])) {
+    fprintf(stderr, "heapgraph %s: an app name is 1-63 of A-Z a-z 0-9 . _ -\n", cmd.name);
+    return 2;
+  }
+  struct srv_store *store;
+  if (open_store(cmd.name, data, db, &store)) return 1;
+  struct srv_app_settings as;
+  int rc = srv_store_app_get(store, argv[2], &as);
+  if (!rc && set) {
+    if (max_upload >= 0) as.max_upload_bytes = max_upload;
+    if (rate >= 0) as.rate_per_minute = rate;
+    if (quota >= 0) as.quota_bytes = quota;
+    if (days >= 0) as.retention_days = days;
+    rc = srv_store_app_set(store, argv[2], &as);
+  }
+  if (rc) fprintf(stderr, "heapgraph %s: %s\n", cmd.name, srv_store_error());
+  else
+    printf("max_upload_bytes %lld\nrate_per_minute %lld\nquota_bytes %lld\nretention_days %lld\n",
+           (long long)as.max_upload_bytes, (long long)as.rate_per_minute, (long long)as.quota_bytes,
+           (long long)as.retention_days);
+  srv_store_close(store);
+  return rc ? 1 : 0;
+}
+
 static void dropped(void *app) { srv_metrics_dropped(((struct srv *)app)->metrics); }
 
 int cmd_serve(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "key")) return cmd_key(argc - 1, argv + 1);
+  if (argc > 1 && !strcmp(argv[1], "app")) return cmd_app(argc - 1, argv + 1);
   const char *data = NULL, *db = NULL, *host = "127.0.0.1", *cert = NULL, *key = NULL;
   long port = 0, workers = 2, max_upload = 256L << 20, max_decoded = 1L << 30, rate = 60, idle = 30,
        header_to = 10, request_to = 600, max_conn = 256, header_limit = 16384, verify_slots = 2,

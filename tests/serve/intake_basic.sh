@@ -102,6 +102,29 @@ check '[ "${r%% *}" = 201 ]' "the rate is per key: another key goes on"
 check '[ "$(metric shop rate_limited)" = 1 ]' "metrics: rate_limited"
 stop_server
 
+# ---- an app's own limits (serve app set/show): read per request, 0 = the server's default
+D4=$tmp/applim
+K=$(new_key "$D4" tiny); K2=$(new_key "$D4" shop)
+"$CLI" serve app set tiny --max-upload 100 --rate 1 --data "$D4" >/dev/null
+"$CLI" serve app set tiny --quota 5000000 --data "$D4" >"$tmp/appout"
+check 'grep -qx "max_upload_bytes 100" "$tmp/appout" && grep -qx "rate_per_minute 1" "$tmp/appout" && grep -qx "quota_bytes 5000000" "$tmp/appout"' "app set changes only the limits given"
+check '"$CLI" serve app show shop --data "$D4" | grep -qx "max_upload_bytes 0"' "an app without settings: 0 (the server's default)"
+"$CLI" serve app set 'x;y' --rate 1 --data "$D4" >/dev/null 2>&1
+check '[ $? = 2 ]' "app set refuses a bad app name"
+start_server "$D4" --workers 0 --max-upload 100000 --rate 1000
+r=$(post "$K" "$tmp/s1.hgsnap")
+check 'printf "%s" "$r" | grep -q "^413 .*over the app.s limit of 100 bytes"' "the app's own maximum: 413 ($r)"
+r=$(post "$K2" "$tmp/s1.hgsnap")
+check '[ "${r%% *}" = 201 ]' "another app keeps the server's maximum: 201"
+"$CLI" serve app set tiny --max-upload 0 --data "$D4" >/dev/null
+r=$(post "$K" "$tmp/s1.hgsnap")
+check '[ "${r%% *}" = 201 ]' "set back to 0 while serving: the server's maximum again, 201 ($r)"
+r=$(post "$K" "$tmp/s2.hgsnap")
+check '[ "${r%% *}" = 429 ]' "the app's own rate (1 a minute): 429 ($r)"
+r=$(post "$K2" "$tmp/s2.hgsnap")
+check '[ "${r%% *}" = 201 ]' "another app keeps the server's rate: 201"
+stop_server
+
 # ---- TLS: a self-signed certificate made here
 if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/key.pem" -out "$tmp/cert.pem" -days 1 \
      -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1; then
