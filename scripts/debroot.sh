@@ -9,7 +9,8 @@
 #                                            (released suites: with -updates and
 #                                            -security in sources.list, as installed)
 #   scripts/debroot.sh run DIR CMD...        run CMD as root inside DIR, with /proc,
-#                                            /sys, /dev and /dev/pts mounted for it
+#                                            /sys, /dev and /dev/pts mounted for it and
+#                                            DIR bound onto itself (/ a mount point)
 #   scripts/debroot.sh rm DIR                unmount what is left and remove DIR
 #
 # SUITE is a Debian codename: bullseye, bookworm, trixie, forky (forky uses
@@ -101,7 +102,12 @@ case "$cmd" in
     [ $# -ge 2 ] || die "usage: debroot.sh run DIR CMD..."
     dir=$1; shift
     [ -f "$dir/.heapgraph-root-ok" ] || die "$dir is not a root made by debroot.sh"
-    trap 'umount_all "$dir"' EXIT INT TERM
+    # The root bound onto itself first, so that / is a mount point inside the
+    # chroot: `ip netns exec` (the serve tests' namespaces) makes / a slave
+    # mount, which fails with EINVAL on a plain directory.
+    selfbind=0
+    if ! mountpoint -q "$dir"; then mount --bind "$dir" "$dir" && selfbind=1; fi
+    trap 'umount_all "$dir"; [ $selfbind = 0 ] || umount -l "$dir"' EXIT INT TERM
     mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
     mountpoint -q "$dir/sys" || mount -t sysfs sys "$dir/sys" 2>/dev/null || mount --rbind /sys "$dir/sys"
     mountpoint -q "$dir/dev" || mount --bind /dev "$dir/dev"
@@ -111,6 +117,7 @@ case "$cmd" in
         PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         chroot "$dir" "$@" || rc=$?
     umount_all "$dir"
+    [ $selfbind = 0 ] || umount -l "$dir"
     trap - EXIT INT TERM
     exit $rc ;;
   rm)

@@ -44,7 +44,9 @@ p=0 f=0
 run sqlite
 # the read API on PostgreSQL too (the browser part once is enough)
 . "$here/tests/serve/pg.sh"
-pgdir=$(cd "$dir" && pwd)/pg
+# in /tmp: the server runs as nobody, who cannot enter a build directory
+# under a private home (a fresh machine's clone in /root)
+pgdir=$(mktemp -d /tmp/hg-dash-pg.XXXXXX)
 if pg_have && pg_start "$pgdir"; then
   HG_DASH_DB=$PG_URL HG_DASH_BROWSER=0 run postgres
   pg_stop "$pgdir"
@@ -52,5 +54,6 @@ else
   echo "dashboard: PostgreSQL 15 missing or not starting (scripts/deps.sh check)"
   f=$((f + 1))
 fi
+rm -rf "$pgdir"
 echo "dashboard: $p passed, $f failed"
 [ "$f" -eq 0 ]
