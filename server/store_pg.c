@@ -160,9 +160,7 @@ static int pg_broken(struct srv_conn *c) {
 const struct srv_engine _srv_pg = {
     .name = "postgres",
     .begin_write = "BEGIN",
-    .lease_pick = "SELECT seq, state, attempts, app, id, blob, size, token FROM jobs "
-                  "WHERE state < 2 AND (state = 0 OR lease_until < $1) ORDER BY seq LIMIT 1 "
-                  "FOR UPDATE SKIP LOCKED",
+    .lease_pick = SRV_LEASE_PICK " FOR UPDATE SKIP LOCKED",
     .migrate_lock = "SELECT pg_advisory_xact_lock(4242029)",
     .serial_pk = "BIGSERIAL PRIMARY KEY",
     .blob_type = "BYTEA",

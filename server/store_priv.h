@@ -32,7 +32,7 @@ struct srv_conn;
 struct srv_engine {
   const char *name;
   const char *begin_write;      /* "BEGIN IMMEDIATE" / "BEGIN"                 */
-  const char *lease_pick;       /* the lease's SELECT (… FOR UPDATE SKIP LOCKED) */
+  const char *lease_pick;       /* SRV_LEASE_PICK, plus the engine's row lock */
   const char *migrate_lock;     /* statement run first in the migration tx, or NULL */
   const char *serial_pk;        /* replaces @SERIAL@ in the schema            */
   const char *blob_type;        /* replaces @BLOB@                            */
@@ -47,6 +47,12 @@ struct srv_engine {
 extern const struct srv_engine _srv_sqlite, _srv_pg;
 
 struct srv_issues_cache;  /* server/issues_cache.c */
+
+/* The lease's SELECT, the same on both engines; PostgreSQL appends
+ * FOR UPDATE SKIP LOCKED (SQLite's BEGIN IMMEDIATE already serialises). */
+#define SRV_LEASE_PICK                                                   \
+  "SELECT seq, state, attempts, app, id, blob, size, token FROM jobs " \
+  "WHERE state < 2 AND (state = 0 OR lease_until < $1) ORDER BY seq LIMIT 1"
 
 #define SRV_POOL_MAX 16
 struct srv_store {

@@ -151,8 +151,7 @@ static int lite_broken(struct srv_conn *c) { return c->broken; }
 const struct srv_engine _srv_sqlite = {
     .name = "sqlite",
     .begin_write = "BEGIN IMMEDIATE",
-    .lease_pick = "SELECT seq, state, attempts, app, id, blob, size, token FROM jobs "
-                  "WHERE state < 2 AND (state = 0 OR lease_until < $1) ORDER BY seq LIMIT 1",
+    .lease_pick = SRV_LEASE_PICK,
     .migrate_lock = NULL,
     .serial_pk = "INTEGER PRIMARY KEY AUTOINCREMENT",
     .blob_type = "BLOB",
