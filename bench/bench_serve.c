@@ -250,6 +250,8 @@ static int issues(const char *dir, const char *url, uint32_t n, uint32_t queries
 }
 
 int main(int argc, char **argv) {
+  int child = argc > 1 ? srv_worker_child_main(argc - 1, argv + 1) : -1; /* a worker's analysing child */
+  if (child >= 0) return child;
   if (argc >= 5 && !strcmp(argv[1], "issues")) {
     int pg = argc >= 6;
     return issues(argv[2], pg ? argv[3] : NULL, (uint32_t)atoi(argv[pg ? 4 : 3]), (uint32_t)atoi(argv[pg ? 5 : 4]));

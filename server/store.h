@@ -214,7 +214,10 @@ struct srv_worker_config {
   int lease_seconds;          /* default 60                                 */
   uint64_t max_nodes, max_edges;  /* budget from the trailer (0: none)      */
   uint64_t mem_limit;         /* RLIMIT_DATA budget of the analysing child (0: none) */
-  int in_process;             /* 1: analyse in the thread (no fork)         */
+  int in_process;             /* 1: analyse in the thread (no child)        */
+  const char *exe;            /* the child's executable (default /proc/self/exe);
+                               * its main hands `serve --analyse-child …` to
+                               * srv_worker_child_main                       */
   const char *name;           /* worker id prefix (default host:pid)        */
   int retention_seconds;      /* retention pass period (0: none)            */
   int retention_days;         /* for apps without their own (0: keep)       */
@@ -225,6 +228,10 @@ int srv_workers_start(struct srv_store *s, const struct srv_worker_config *c,
                       struct srv_workers **out);
 /* Stops after the current jobs. */
 void srv_workers_stop(struct srv_workers *w);
+/* The analysing child's entry: argv[0] "serve", argv[1] "--analyse-child";
+ * returns its exit status, or -1 when argv is not a child's (so every main
+ * that links the workers starts with it). */
+int srv_worker_child_main(int argc, char **argv);
 /* One job in the calling thread (tests): 0 done, SRV_ENOTFOUND none, else error. */
 int srv_worker_run_one(struct srv_store *s, const struct srv_worker_config *c, const char *worker);
 

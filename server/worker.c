@@ -4,8 +4,9 @@
  * `heapgraph fleet` names them) and write it with srv_store_job_finish —
  * one transaction, only while the lease is ours.
  *
- * Each analysis runs in a forked child whose RLIMIT_DATA allows mem_limit
- * bytes more than the memory it starts with; it
+ * Each analysis runs in a freshly executed child (`serve --analyse-child`,
+ * never a bare fork of this multithreaded process) whose RLIMIT_DATA allows
+ * mem_limit bytes more than the memory it starts with; it
  * sends the encoded summary back through a pipe: a snapshot that crashes
  * the analysis or exhausts its memory kills only the child; the thread sees
  * the signal / exit status and fails the job as a crash (twice:
@@ -20,6 +21,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,47 +154,92 @@ static __attribute__((unused)) uint64_t data_size(void) {
 /* The outcome of one analysis. */
 enum { A_OK, A_CRASH, A_REFUSED, A_ERROR, A_LOST };
 
-/* Runs analyse() in a child with the memory budget; renews the lease. */
-static int analyse_forked(struct srv_store *s, const struct srv_worker_config *c, const struct srv_job *job,
-                          const char *path, uint8_t **buf, size_t *len, char *why, size_t wn) {
+/* ---- the analysing child: a freshly executed process ---- */
+
+/* The child is `EXE serve --analyse-child PATH ID MEM_LIMIT`, its answer on
+ * fd 3: a status byte, then the encoded summary or the message. It is
+ * executed, not forked: a fork of the multithreaded server copies locks
+ * (malloc's, the sanitizers', libpq's) held by other threads at that moment
+ * and the child can wait on them forever; an exec'd process starts clean,
+ * and starts small, so MEM_LIMIT is nearly all it may use. */
+#define CHILD_FD 3
+
+int srv_worker_child_main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[0], "serve") || strcmp(argv[1], "--analyse-child")) return -1;
+  if (argc != 5) {
+    fprintf(stderr, "heapgraph serve --analyse-child PATH ID MEM_LIMIT: internal, run by the workers\n");
+    return 2;
+  }
+  char *end;
+  unsigned long long mem = strtoull(argv[4], &end, 10);
+  if (*end || fcntl(CHILD_FD, F_GETFD) < 0) return 2;
+#if !SRV_ASAN
+  if (mem) {
+    /* RLIMIT_DATA, not RLIMIT_AS: it also counts a malloc arena's reserved
+     * heap when it is made writable (a thread's arena reserves 64 MiB that
+     * RLIMIT_AS never sees again). */
+    struct rlimit rl;
+    rl.rlim_cur = rl.rlim_max = data_size() + mem;
+    if (setrlimit(RLIMIT_DATA, &rl)) return 1;
+  }
+#else
+  (void)mem;
+#endif
+  uint8_t *out = NULL;
+  size_t n = 0;
+  char msg[256] = "";
+  int rc = analyse(argv[2], argv[3], &out, &n, msg, sizeof msg);
+  uint8_t st = (uint8_t)rc;
+  if (write_all(CHILD_FD, &st, 1)) return 1;
+  if (!rc) write_all(CHILD_FD, out, n);
+  else write_all(CHILD_FD, msg, strlen(msg));
+  free(out);
+  return rc;
+}
+
+/* Runs the analysis in a child with the memory budget; renews the lease. */
+static int analyse_spawned(struct srv_store *s, const struct srv_worker_config *c, const struct srv_job *job,
+                           const char *path, uint8_t **buf, size_t *len, char *why, size_t wn) {
   int pfd[2];
   if (pipe2(pfd, O_CLOEXEC)) {
     snprintf(why, wn, "pipe: %s", strerror(errno));
     return A_ERROR;
   }
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(pfd[0]);
+  if (pfd[1] <= CHILD_FD) { /* dup2 onto itself would keep FD_CLOEXEC */
+    int fd = fcntl(pfd[1], F_DUPFD_CLOEXEC, CHILD_FD + 1);
     close(pfd[1]);
-    snprintf(why, wn, "fork: %s", strerror(errno));
+    pfd[1] = fd;
+    if (fd < 0) {
+      close(pfd[0]);
+      snprintf(why, wn, "pipe: %s", strerror(errno));
+      return A_ERROR;
+    }
+  }
+  char mem[32];
+  snprintf(mem, sizeof mem, "%" PRIu64, c->mem_limit);
+  const char *exe = c->exe && *c->exe ? c->exe : "/proc/self/exe";
+  char *argv[] = {(char *)exe, "serve", "--analyse-child", (char *)path, (char *)job->id, mem, NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pfd[1], CHILD_FD);
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setsigmask(&at, &none);    /* not the server thread's mask  */
+  posix_spawnattr_setsigdefault(&at, &all);  /* nor its ignored SIGPIPE       */
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid;
+  int err = posix_spawn(&pid, exe, &fa, &at, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  close(pfd[1]);
+  if (err) {
+    close(pfd[0]);
+    snprintf(why, wn, "spawn %s: %s", exe, strerror(err));
     return A_ERROR;
   }
-  if (pid == 0) {
-    close(pfd[0]);
-#if !SRV_ASAN
-    if (c->mem_limit) {
-      /* RLIMIT_DATA, not RLIMIT_AS: it also counts a malloc arena's
-       * reserved heap when it is made writable (a thread's arena reserves
-       * 64 MiB that RLIMIT_AS never sees again). The child starts with the
-       * parent's memory (the issues cache, other threads' arenas): the
-       * budget is what it may add to that. */
-      struct rlimit rl;
-      rl.rlim_cur = rl.rlim_max = data_size() + c->mem_limit;
-      if (setrlimit(RLIMIT_DATA, &rl)) _exit(1);
-    }
-#endif
-    uint8_t *out = NULL;
-    size_t n = 0;
-    char msg[256] = "";
-    int rc = analyse(path, job->id, &out, &n, msg, sizeof msg);
-    /* frame: status byte, then the summary or the message */
-    uint8_t st = (uint8_t)rc;
-    if (write_all(pfd[1], &st, 1)) _exit(1);
-    if (!rc) write_all(pfd[1], out, n);
-    else write_all(pfd[1], msg, strlen(msg));
-    _exit(rc);
-  }
-  close(pfd[1]);
   size_t cap = HG_FLEET_SUMMARY_MAX + 512, got = 0;
   uint8_t *in = malloc(cap);
   double start = mono(), renewed = start;
@@ -274,7 +321,7 @@ static int process(struct srv_store *s, const struct srv_worker_config *c, const
     int rc = analyse(path, job->id, &buf, &len, why, sizeof why);
     res = !rc ? A_OK : rc == EXIT_UNREADABLE ? A_REFUSED : rc == EXIT_NOMEM ? A_CRASH : A_ERROR;
   } else {
-    res = analyse_forked(s, c, job, path, &buf, &len, why, sizeof why);
+    res = analyse_spawned(s, c, job, path, &buf, &len, why, sizeof why);
   }
   if (res == A_LOST) return SRV_ELOST;
   if (res != A_OK) {

@@ -174,6 +174,8 @@ static int cmd_app(int argc, char **argv) {
 static void dropped(void *app) { srv_metrics_dropped(((struct srv *)app)->metrics); }
 
 int cmd_serve(int argc, char **argv) {
+  int child = srv_worker_child_main(argc, argv); /* a worker's analysing child */
+  if (child >= 0) return child;
   if (argc > 1 && !strcmp(argv[1], "key")) return cmd_key(argc - 1, argv + 1);
   if (argc > 1 && !strcmp(argv[1], "app")) return cmd_app(argc - 1, argv + 1);
   const char *data = NULL, *db = NULL, *host = "127.0.0.1", *cert = NULL, *key = NULL;

@@ -492,6 +492,8 @@ static void test_retention(void) {
 }
 
 int main(int argc, char **argv) {
+  int child = argc > 1 ? srv_worker_child_main(argc - 1, argv + 1) : -1; /* a worker's analysing child */
+  if (child >= 0) return child;
   if (argc < 3) {
     fprintf(stderr, "usage: store_suite SNAPGEN WORKDIR [postgres://…]\n");
     return 2;
