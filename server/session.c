@@ -1,7 +1,8 @@
 /*
  * session.c — who may read (docs/serve.md section 4): a read key as
- * `Authorization: Bearer` (API clients), or a browser session. /login
- * takes a read key once and sets an HttpOnly SameSite=Strict cookie
+ * `Authorization: Bearer` (API clients), or a browser session. POST /login
+ * (with X-Hg-Login: 1, which no other site's form can send) takes a read
+ * key once and sets an HttpOnly SameSite=Strict cookie
  * holding a random 128-bit session token; the table of sessions (token ->
  * apps, expiry) lives in memory (a restart logs browsers out). Tokens are
  * compared in constant time. Upload keys cannot read.
@@ -110,17 +111,29 @@ struct login {
   char body[LOGIN_BODY_MAX + 1];
 };
 
-static int login_done(struct srv *s, struct web_req *r, const char *key, int redirect) {
+/* GET /login?key=KEY (a link): never logs in by itself — another site
+ * could send a browser there with its own key (login CSRF) — but opens the
+ * dashboard's login form with the key filled in, in the address's fragment
+ * (which no server or proxy log sees); the page drops it from the address
+ * bar and the user's click posts it. Only a well-formed key is passed on. */
+static int login_link(struct web_req *r, const char *key) {
+  char id[SRV_KEYID_MAX], loc[SRV_KEY_MAX + 32];
+  const char *secret;
+  int ok = key && !srv_key_parse(key, id, &secret) && strlen(key) < SRV_KEY_MAX;
+  for (const char *p = ok ? secret : ""; *p; p++) ok &= !!strchr("0123456789abcdef", *p);
+  snprintf(loc, sizeof loc, "/#/login%s%s", ok ? "?key=" : "", ok ? key : "");
+  web_add_header(r, "Location", loc);
+  web_add_header(r, "Referrer-Policy", "no-referrer");
+  return web_reply_text(r, 303, "log in on the page\n");
+}
+
+static int login_done(struct srv *s, struct web_req *r, const char *key) {
   char app[SRV_APP_MAX], token[TOKEN_HEX + 1], cookie[128], hdr[64];
   if (key_app(s, key, app)) return web_reply(r, 401, "application/json", "{\"error\":\"not a read key\"}", 26);
   if (session_add(r, app, token)) return web_reply_text(r, 500, "no random bytes\n");
   snprintf(cookie, sizeof cookie, SRV_SESSION_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d", token,
            SRV_SESSION_SECONDS);
   web_add_header(r, "Set-Cookie", cookie);
-  if (redirect) { /* the key leaves the address bar at once */
-    web_add_header(r, "Location", "/");
-    return web_reply_text(r, 303, "logged in\n");
-  }
   FILE *f = web_json_open(r);
   if (!f) return web_reply_text(r, 500, "out of memory\n");
   snprintf(hdr, sizeof hdr, "{\"app\":");
@@ -143,7 +156,7 @@ int srv_login_route(void *app, struct web_req *r, int phase, const char *data, s
   }
   if (!strcmp(web_method(r), "GET") || !strcmp(web_method(r), "HEAD")) {
     if (phase != WEB_BEGIN) return WEB_REPLIED;
-    return login_done(s, r, web_arg(r, "key"), 1);
+    return login_link(r, web_arg(r, "key"));
   }
   if (strcmp(web_method(r), "POST")) return web_reply_text(r, 405, "method not allowed\n");
   if (phase == WEB_BEGIN) {
@@ -162,7 +175,7 @@ int srv_login_route(void *app, struct web_req *r, int phase, const char *data, s
   l->body[l->n] = 0;
   while (l->n && (l->body[l->n - 1] == '\n' || l->body[l->n - 1] == '\r' || l->body[l->n - 1] == ' '))
     l->body[--l->n] = 0;
-  return login_done(s, r, l->body, 0);
+  return login_done(s, r, l->body);
 }
 
 int srv_logout_route(void *app, struct web_req *r, int phase, const char *data, size_t size) {

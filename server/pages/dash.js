@@ -60,6 +60,10 @@ function vLogin(box) {
   const msg = h('p', {class: 'err', hidden: true});
   const form = h('form', {id: 'login'}, h('h1', {}, 'Log in'), h('p', {class: 'sub'}, 'Paste a read key (', h('code', {}, 'heapgraph serve key add APP --read'), '). The browser keeps a session cookie; the key is not stored.'),
     input, h('button', {type: 'submit'}, 'Log in'), msg);
+  // a link (GET /login?key=…) brings the key in the fragment: filled in,
+  // dropped from the address bar and history; the user's click logs in
+  const linked = route().q.get('key');
+  if (linked) { input.value = linked; history.replaceState(null, '', '/#/login'); }
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const r = await fetch('/login', {method: 'POST', credentials: 'same-origin', headers: {'X-Hg-Login': '1'}, body: input.value.trim()});

@@ -183,8 +183,13 @@ async function main() {
   check('cookie reads its app', viaCookie.status === 200);
   check('cookie: another app 403', (await request(base + '/v1/apps/' + OTHER + '/versions', {headers: {Cookie: cookie}})).status === 403);
   check('forged cookie: 401', (await request(base + '/v1/apps/' + APP + '/versions', {headers: {Cookie: 'hg_serve_session=' + '0'.repeat(32)}})).status === 401);
-  const badLogin = await request(base + '/login?key=' + upKey, {});
+  const badLogin = await request(base + '/login', {method: 'POST', headers: {'X-Hg-Login': '1', 'Content-Length': upKey.length}}, upKey);
   check('login with an upload key: 401', badLogin.status === 401, badLogin.status);
+  const link = await request(base + '/login?key=' + readKey, {});
+  check('GET /login?key= (a link) sets no cookie: 303 to the login form with the key in the fragment (login CSRF)',
+    link.status === 303 && !link.headers['set-cookie'] && link.headers.location === '/#/login?key=' + readKey, [link.status, link.headers]);
+  const junk = await request(base + '/login?key=' + encodeURIComponent('hgk_00_"><script>x</script>'), {});
+  check('GET /login with a malformed key passes nothing on', junk.status === 303 && junk.headers.location === '/#/login', junk.headers.location);
   const page = await request(base + '/', {});
   check('dashboard: CSP and security headers', /default-src 'none'; script-src 'self'/.test(page.headers['content-security-policy'] || '') && page.headers['x-frame-options'] === 'DENY' && page.headers['x-content-type-options'] === 'nosniff', page.headers);
   for (const p of ['/../../etc/passwd', '/%2e%2e/%2e%2e/etc/passwd', '/server/pages/dash.js', '/v1/apps/' + APP + '/snapshots/' + byId[0] + '/view/../../../../etc/passwd'])
@@ -294,9 +299,11 @@ async function main() {
   const XSS = '<script>window.__pwned=1</script>', IMG = '<img src=x onerror="window.__pwned=2">';
   const dialogs = [];
   pg.on('dialog', (dl) => { dialogs.push(dl.message()); dl.dismiss(); });
-  await pg.goto(base + '/#/login');
+  const before = (await pg.context().cookies()).map((c) => c.value);
+  await pg.goto(base + '/login?key=' + hRead); // a link: the form, filled in, and no login until the click
   await ready(pg, '#/login');
-  await pg.fill('#key', hRead);
+  check('a login link fills the form and leaves the address bar', (await pg.inputValue('#key')) === hRead && !pg.url().includes(hRead), pg.url());
+  check('a login link alone changes no cookie', eq((await pg.context().cookies()).map((c) => c.value), before));
   await pg.click('#login button');
   await ready(pg, '#/apps');
   check('a second key adds its app to the session', eq((await pg.$$eval('#apps [data-app]', (e) => e.map((x) => x.getAttribute('data-app')))).sort(), [APP, HOSTILE].sort()));
