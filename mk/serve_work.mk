@@ -11,13 +11,13 @@ CPPFLAGS        += -I/usr/include/postgresql
 SW_DIR        := $(BUILD)/serve
 SW_SERVER_OBJ := $(SERVE_WORK_SRC:%.c=$(BUILD)/obj/%.o)
 SW_TOOLS_OBJ  := $(addprefix $(BUILD)/obj/tools/,symbolize.o symbolize_llvm.o symbolize_macho.o cli_util.o)
-SW_LINK        = $(SW_SERVER_OBJ) $(SW_TOOLS_OBJ) $(LIB_A) $(LDFLAGS) $(CLI_LIBS)
+SW_LINK        = $(SW_SERVER_OBJ) $(BUILD)/obj/server/blobs.o $(SW_TOOLS_OBJ) $(LIB_A) $(LDFLAGS) $(CLI_LIBS)
 
 $(SW_DIR)/snapgen: tests/serve/snapgen.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB_A) $(LDFLAGS) $(LIBS)
 
-$(SW_DIR)/store_suite: tests/serve/store_suite.c $(SW_SERVER_OBJ) $(SW_TOOLS_OBJ) $(LIB_A) tests/hg_test.h
+$(SW_DIR)/store_suite: tests/serve/store_suite.c $(SW_SERVER_OBJ) $(BUILD)/obj/server/blobs.o $(SW_TOOLS_OBJ) $(LIB_A) tests/hg_test.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) -o $@ $< $(SW_LINK)
 
@@ -26,7 +26,7 @@ TEST_SCRIPTS += tests/serve/store_both.sh
 TEST_SCRIPTS += tests/serve/netns_workers.sh
 
 # `make bench-serve` (in `make bench`): loopback only, bounded (bench/bench_serve.sh)
-$(SW_DIR)/bench_serve: bench/bench_serve.c $(SW_SERVER_OBJ) $(SW_TOOLS_OBJ) $(LIB_A)
+$(SW_DIR)/bench_serve: bench/bench_serve.c $(SW_SERVER_OBJ) $(BUILD)/obj/server/blobs.o $(SW_TOOLS_OBJ) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SW_LINK)
 

@@ -4,15 +4,23 @@
  * shared by every app. An upload is written to DATA/blobs/tmp/ (same file
  * system), fsynced, renamed to its name and the directory fsynced, so a
  * blob is either whole or absent; a server killed mid-upload leaves only a
- * temporary, removed at the next start.
+ * temporary. Temporaries are named after their host and process
+ * (up.<pid>.<host>.XXXXXX) because several servers may share the directory:
+ * a start removes those of its host whose process is gone, and any older
+ * than a day (a host that never came back). The sweep removes blob files
+ * no row keeps (an upload whose row was never written, a re-upload of a
+ * file retention had dropped) once they are an hour old.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server/serve.h"
@@ -27,27 +35,111 @@ static int fsync_dir(const char *path) {
   return rc;
 }
 
+#define TEMP_ABANDONED (24 * 3600) /* seconds: another host's temporary */
+
+static void host_name(char *h, size_t n) {
+  if (gethostname(h, n - 1)) snprintf(h, n, "host");
+  h[n - 1] = 0;
+  for (char *p = h; *p; p++) /* '.' separates the name's fields */
+    if (*p == '.' || *p == '/') *p = '_';
+}
+
+/* 1 when the temporary `name` (in directory fd dir) may go: its process
+ * is gone (same host), or it has not changed for TEMP_ABANDONED seconds. */
+static int temp_dead(int dir, const char *name, const char *host, time_t now) {
+  struct stat st;
+  if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW)) return 0;
+  if (now - st.st_mtime > TEMP_ABANDONED) return 1;
+  char *end;
+  if (strncmp(name, "up.", 3)) return 1; /* not ours */
+  long pid = strtol(name + 3, &end, 10);
+  size_t hl = strlen(host);
+  if (*end != '.' || strncmp(end + 1, host, hl) || end[1 + hl] != '.') return 0; /* another host's */
+  return pid <= 0 || pid == (long)getpid() || (kill((pid_t)pid, 0) && errno == ESRCH);
+}
+
 int srv_blobs_init(const char *data_dir) {
-  char p[PATH_MAX];
+  char p[PATH_MAX], host[128];
   snprintf(p, sizeof p, "%s/blobs", data_dir);
   if (mkdir_p(data_dir) || mkdir_p(p)) return -1;
   snprintf(p, sizeof p, "%s/blobs/tmp", data_dir);
   if (mkdir_p(p)) return -1;
   DIR *d = opendir(p);
   if (!d) return -1;
+  host_name(host, sizeof host);
+  time_t now = time(NULL);
   struct dirent *e;
   while ((e = readdir(d)))
-    if (e->d_name[0] != '.') unlinkat(dirfd(d), e->d_name, 0);
+    if (e->d_name[0] != '.' && temp_dead(dirfd(d), e->d_name, host, now)) unlinkat(dirfd(d), e->d_name, 0);
   closedir(d);
   return 0;
 }
 
 int srv_blob_temp(const char *data_dir, char *path, size_t path_size) {
-  if ((size_t)snprintf(path, path_size, "%s/blobs/tmp/upload-XXXXXX", data_dir) >= path_size) {
+  char host[128];
+  host_name(host, sizeof host);
+  if ((size_t)snprintf(path, path_size, "%s/blobs/tmp/up.%ld.%s.XXXXXX", data_dir, (long)getpid(), host) >=
+      path_size) {
     errno = ENAMETOOLONG;
     return -1;
   }
   return mkostemp(path, O_CLOEXEC);
+}
+
+/* ---- the sweep of unkept blob files ---- */
+
+struct kept { char **v; size_t n, cap; };
+
+static int kept_add(void *ctx, const char *blob) {
+  struct kept *k = ctx;
+  const char *slash = strrchr(blob, '/');
+  if (k->n == k->cap) {
+    size_t cap = k->cap ? k->cap * 2 : 64;
+    char **p = realloc(k->v, cap * sizeof *p);
+    if (!p) return -1;
+    k->v = p;
+    k->cap = cap;
+  }
+  return (k->v[k->n] = strdup(slash ? slash + 1 : blob)) ? (int)(++k->n, 0) : -1;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int srv_blobs_sweep(const char *data_dir, srv_blobs_kept_fn list, void *ctx, int64_t now, int grace_seconds,
+                    uint64_t *removed) {
+  *removed = 0;
+  char p[PATH_MAX];
+  int rc = 0;
+  for (int b = 0; b < 256 && !rc; b++) {
+    char dir[16];
+    snprintf(dir, sizeof dir, "blobs/%02x", b);
+    snprintf(p, sizeof p, "%s/%s", data_dir, dir);
+    DIR *d = opendir(p);
+    if (!d) continue;
+    struct kept k = {0};
+    if ((rc = list(ctx, dir, kept_add, &k))) {
+      closedir(d);
+      for (size_t i = 0; i < k.n; i++) free(k.v[i]);
+      free(k.v);
+      break;
+    }
+    if (k.n) qsort(k.v, k.n, sizeof *k.v, cmp_str);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      size_t len = strlen(e->d_name);
+      if (len < 7 || strcmp(e->d_name + len - 7, ".hgsnap")) continue;
+      const char *name = e->d_name;
+      if (k.n && bsearch(&name, k.v, k.n, sizeof *k.v, cmp_str)) continue;
+      struct stat st;
+      if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) continue;
+      if (now - (int64_t)st.st_mtime < grace_seconds) continue; /* its row may be on its way */
+      if (!unlinkat(dirfd(d), name, 0)) ++*removed;
+    }
+    closedir(d);
+    for (size_t i = 0; i < k.n; i++) free(k.v[i]);
+    free(k.v);
+  }
+  return rc;
 }
 
 int srv_blob_commit(const char *data_dir, const char *tmp_path, int fd, const char *id, uint64_t size,

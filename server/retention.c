@@ -5,13 +5,16 @@
  * retention_days, and, while the app's kept files pass its quota_bytes,
  * the oldest of them first. Queued and leased snapshots are never dropped
  * (their analysis needs the file). A blob shared by several apps is
- * deleted only when no row keeps it. */
+ * deleted only when no row keeps it. Blob files no row keeps (an upload
+ * whose row was never written, a re-upload of a dropped file) go once they
+ * are SRV_ORPHAN_GRACE seconds old (server/blobs.c's sweep). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "server/serve.h"
 #include "server/store_priv.h"
 
 struct idset { char **ids; size_t n, cap; };
@@ -136,6 +139,10 @@ static int add_app(void *ctx, const char *app) {
   return (l->v[l->n] = strdup(app)) ? (int)(++l->n, 0) : SRV_EERR;
 }
 
+static int list_kept(void *ctx, const char *dir, int (*add)(void *, const char *), void *actx) {
+  return srv_store_blobs_kept(ctx, dir, add, actx);
+}
+
 int srv_retention_run(struct srv_store *s, const char *data_dir, int64_t now, int default_days,
                       struct srv_retention_stats *st) {
   memset(st, 0, sizeof *st);
@@ -144,5 +151,6 @@ int srv_retention_run(struct srv_store *s, const char *data_dir, int64_t now, in
   for (size_t i = 0; i < l.n && !rc; i++) rc = retain_app(s, data_dir, l.v[i], now, default_days, st);
   for (size_t i = 0; i < l.n; i++) free(l.v[i]);
   free(l.v);
+  if (!rc) rc = srv_blobs_sweep(data_dir, list_kept, s, now, SRV_ORPHAN_GRACE, &st->orphans);
   return rc;
 }

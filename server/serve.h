@@ -59,7 +59,8 @@ int srv_key_verify(const char *secret, const char *hash);
 const char *srv_bearer(const char *authorization);
 
 /* ---- blobs.c: DATA/blobs/ab/<id>-<size>.hgsnap, DATA/blobs/tmp/ ---- */
-/* Creates the directories and removes what a killed server left in tmp/. */
+/* Creates the directories and removes what a killed server of this host
+ * left in tmp/ (and anything there a day old). */
 int srv_blobs_init(const char *data_dir);
 /* A new temporary file in DATA/blobs/tmp: its fd, path filled. -1 + errno. */
 int srv_blob_temp(const char *data_dir, char *path, size_t path_size);
@@ -69,6 +70,14 @@ int srv_blob_temp(const char *data_dir, char *path, size_t path_size);
  * dir). 0 or -1 + errno (the temporary is removed either way). */
 int srv_blob_commit(const char *data_dir, const char *tmp_path, int fd, const char *id, uint64_t size,
                     char *rel, size_t rel_size);
+
+/* Lists the names of the blob files under dir ("blobs/ab") that a row
+ * keeps, through add(actx, name); nonzero stops. */
+typedef int (*srv_blobs_kept_fn)(void *ctx, const char *dir, int (*add)(void *actx, const char *blob), void *actx);
+/* Removes the blob files no row keeps once grace_seconds old (by mtime);
+ * *removed counts them. 0 or the lister's error. */
+int srv_blobs_sweep(const char *data_dir, srv_blobs_kept_fn list, void *ctx, int64_t now, int grace_seconds,
+                    uint64_t *removed);
 
 /* ---- limits.c: per-key token bucket ---- */
 struct srv_limiter;

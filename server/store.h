@@ -181,6 +181,8 @@ int srv_store_blob_drop(struct srv_store *s, const char *app, const char *id, in
 int srv_store_exemplars_set(struct srv_store *s, const char *app, char *const *ids, size_t n);
 /* 1 in *is when (app, id) is marked. */
 int srv_store_exemplar_is(struct srv_store *s, const char *app, const char *id, int *is);
+/* Calls cb with each blob name under dir ("blobs/ab") that some row keeps. */
+int srv_store_blobs_kept(struct srv_store *s, const char *dir, srv_app_fn cb, void *ctx);
 /* Sum of the kept blobs' sizes of the app. */
 int srv_store_blob_bytes(struct srv_store *s, const char *app, uint64_t *bytes);
 
@@ -235,7 +237,8 @@ int srv_worker_child_main(int argc, char **argv);
 /* One job in the calling thread (tests): 0 done, SRV_ENOTFOUND none, else error. */
 int srv_worker_run_one(struct srv_store *s, const struct srv_worker_config *c, const char *worker);
 
-struct srv_retention_stats { uint64_t dropped, dropped_bytes, kept_exemplars; };
+struct srv_retention_stats { uint64_t dropped, dropped_bytes, kept_exemplars, orphans; };
+#define SRV_ORPHAN_GRACE 3600 /* seconds before a blob file no row keeps is removed */
 /* One pass over every app: keeps each issue's exemplars per version, drops
  * other full files older than the app's retention_days (default_days when
  * 0) and, over the quota, the oldest non-exemplars first. */

@@ -339,7 +339,7 @@ int srv_store_app_set(struct srv_store *s, const char *app, const struct srv_app
 struct app_cb { srv_app_fn cb; void *ctx; };
 static int row_app(void *ctx, int n, const struct srv_val *v) {
   struct app_cb *a = ctx;
-  char name[SRV_APP_MAX];
+  char name[SRV_TEXT_MAX]; /* app names, and blob names (srv_store_blobs_kept) */
   if (n < 1) return 0;
   _srv_col_text(&v[0], name, sizeof name);
   return a->cb(a->ctx, name);
@@ -686,6 +686,17 @@ int srv_store_blob_drop(struct srv_store *s, const char *app, const char *id, in
   rc = tx_end(s, c, rc);
   if (!rc) *blob_unused = users == 0;
   return rc;
+}
+
+int srv_store_blobs_kept(struct srv_store *s, const char *dir, srv_app_fn cb, void *ctx) {
+  char like[SRV_TEXT_MAX];
+  if (strpbrk(dir, "%_\\") || (size_t)snprintf(like, sizeof like, "%s/%%", dir) >= sizeof like)
+    return _srv_err(SRV_EERR, "bad blob directory");
+  struct app_cb a = {cb, ctx};
+  struct srv_val p[1] = {V_TEXT(like)};
+  int rc = _srv_exec1(s, "SELECT DISTINCT blob FROM snapshots WHERE blob LIKE $1 AND blob_kept = 1", 1, p, row_app, &a,
+                      NULL);
+  return rc > 0 ? 0 : rc;
 }
 
 int srv_store_blob_bytes(struct srv_store *s, const char *app, uint64_t *bytes) {

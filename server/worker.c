@@ -415,6 +415,9 @@ static void *retention_main(void *p) {
     struct srv_retention_stats st;
     if (srv_retention_run(w->s, w->c.data_dir, (int64_t)time(NULL), w->c.retention_days, &st))
       fprintf(stderr, "heapgraph serve: retention: %s\n", srv_store_error());
+    else if (st.dropped || st.orphans)
+      fprintf(stderr, "heapgraph serve: retention: %" PRIu64 " files dropped (%" PRIu64 " bytes), %" PRIu64
+              " unkept files removed\n", st.dropped, st.dropped_bytes, st.orphans);
   }
   return NULL;
 }

@@ -11,6 +11,7 @@
  * own answer (and dumped for the CLI comparison), stale answers with
  * "pending", retention by age and by quota. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "hg_test.h"
+#include "server/serve.h"
 #include "server/store.h"
 
 static const char *snapgen, *work, *pgurl;
@@ -491,6 +493,54 @@ static void test_retention(void) {
   CHECK(file_exists(sn.blob));
 }
 
+static int touch_at(const char *rel, int64_t age) {
+  char p[4400];
+  snprintf(p, sizeof p, "%s/%s", data, rel);
+  FILE *f = fopen(p, "w");
+  if (!f) return -1;
+  fclose(f);
+  struct timespec t[2] = {{(time_t)(time(NULL) - age), 0}, {(time_t)(time(NULL) - age), 0}};
+  return utimensat(AT_FDCWD, p, t, 0);
+}
+
+/* The blob directory's housekeeping: the sweep of files no row keeps, and
+ * the temporaries a start removes (several servers may share the mount). */
+static void test_blob_dir(void) {
+  struct srv_snapshot sn;
+  REQUIRE(srv_store_snapshot_list(st, "snapapp", first_snap, &sn) == 0 && sn.blob_kept);
+  mkdir(strcat(strcpy((char[4400]){0}, data), "/blobs/ee"), 0755);
+  REQUIRE(touch_at("blobs/ee/eeee000000000001-10.hgsnap", 2 * 3600) == 0);  /* no row, old   */
+  REQUIRE(touch_at("blobs/ee/eeee000000000002-10.hgsnap", 60) == 0);        /* no row, fresh */
+  REQUIRE(touch_at("blobs/ee/notes.txt", 2 * 3600) == 0);                   /* not a blob    */
+  struct srv_retention_stats rs;
+  CHECK(srv_retention_run(st, data, (int64_t)time(NULL), 0, &rs) == 0 && rs.orphans == 1);
+  CHECK(!file_exists("blobs/ee/eeee000000000001-10.hgsnap"));
+  CHECK(file_exists("blobs/ee/eeee000000000002-10.hgsnap"));
+  CHECK(file_exists("blobs/ee/notes.txt"));
+  CHECK(file_exists(sn.blob)); /* kept by its row, however old */
+  /* temporaries: this host's of a dead process go, of a live one stay,
+   * another host's stay unless a day old */
+  char host[128] = "host", t1[300], t2[300], t3[300], t4[300], live[64];
+  gethostname(host, sizeof host - 1);
+  for (char *p = host; *p; p++)
+    if (*p == '.' || *p == '/') *p = '_';
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, NULL, 0);
+  snprintf(t1, sizeof t1, "blobs/tmp/up.%d.%s.aaaaaa", (int)dead, host);
+  snprintf(live, sizeof live, "%d", (int)getppid());
+  snprintf(t2, sizeof t2, "blobs/tmp/up.%s.%s.bbbbbb", live, host);
+  snprintf(t3, sizeof t3, "blobs/tmp/up.%d.otherhost.cccccc", (int)dead);
+  snprintf(t4, sizeof t4, "blobs/tmp/up.%d.otherhost.dddddd", (int)dead);
+  REQUIRE(srv_blobs_init(data) == 0);
+  REQUIRE(touch_at(t1, 0) == 0 && touch_at(t2, 0) == 0 && touch_at(t3, 0) == 0 && touch_at(t4, 2 * 86400) == 0);
+  CHECK(srv_blobs_init(data) == 0);
+  CHECK(!file_exists(t1));
+  CHECK(file_exists(t2));
+  CHECK(file_exists(t3));
+  CHECK(!file_exists(t4));
+}
+
 int main(int argc, char **argv) {
   int child = argc > 1 ? srv_worker_child_main(argc - 1, argv + 1) : -1; /* a worker's analysing child */
   if (child >= 0) return child;
@@ -520,6 +570,7 @@ int main(int argc, char **argv) {
   RUN(test_workers_and_issues);
   RUN(test_budget_crash_exhaustion);
   RUN(test_retention);
+  RUN(test_blob_dir);
   srv_store_close(st);
   printf("%s: ", pgurl ? "store_postgres" : "store_sqlite");
   return hg_test_done();
