@@ -21,7 +21,7 @@
  *
  * A third way, verify (hg_snapshot_verify), runs the same sequential reader
  * with nothing kept that grows with the file: one scratch element per small
- * record, the chunk decoders writing into one chunk's window, text copied
+ * record, the chunk decoders writing into one-element sinks, text copied
  * only for the metadata (bounded), a fixed read window; the checks after
  * the last record work from counts and maxima (verify_checks).
  */
@@ -120,8 +120,8 @@ struct chunk {
   uint64_t base;          /* payload's file offset                        */
   uint64_t addr_or_src;   /* nodes: base address; edges: first source     */
   uint32_t first, count;  /* first node / edge index, rows                */
-  uint32_t slot;          /* array index of row 0: first, or 0 (verify:
-                             the arrays are a one-chunk window)          */
+  uint32_t mask;          /* row index → array index: UINT32_MAX, or 0
+                             (verify: the arrays are one-element sinks)  */
   struct nstate ns;
   struct estate es;
 };
@@ -565,7 +565,7 @@ static int dec_nodes(struct hg_graph *g, struct hg_load_error *err, const struct
   uint32_t *nclass = g->node_class, *nheap = g->node_heap;
   uint8_t *nflags = g->node_flags;
   for (uint32_t i = 0; i < c->count; i++) {
-    uint32_t n = c->first + i, o = c->slot + i;
+    uint32_t n = c->first + i, o = n & c->mask;
     uint64_t gap, size, cls, hp;
     const uint8_t *row = p;
     VARINT(err, p, end, gap, base, start, "node gap");
@@ -633,7 +633,7 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
    * arrays); written back at the end. On error the graph is discarded. */
   uint64_t last_src = s->last_src, last_off = s->last_off, filled = s->filled;
   int have_edge = s->have_edge, fresh = s->fresh;
-  uint32_t e = c->first, skew = c->first - c->slot, max_target = s->max_target, *es = s->es;
+  uint32_t e = c->first, mask = c->mask, max_target = s->max_target, *es = s->es;
   uint64_t es_cap = s->es_cap;
   uint32_t *etarget = g->edge_target, *eoffset = g->edge_offset;
   uint8_t *ekind = g->edge_kind;
@@ -692,9 +692,9 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
       if (dst < 0 || dst >= (int64_t)UINT32_MAX - 1) return efail(err, HG_EFORMAT, at, "edge target out of range");
       if (code >= HG_KINDCODE_NAMED_BASE && (field == 0 || field >= UINT32_MAX))
         return efail(err, HG_EFORMAT, at, "edge field id out of range");
-      etarget[e - skew] = (uint32_t)dst;
-      eoffset[e - skew] = (uint32_t)off;
-      ekind[e - skew] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
+      etarget[e & mask] = (uint32_t)dst;
+      eoffset[e & mask] = (uint32_t)off;
+      ekind[e & mask] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
       if ((uint32_t)dst > max_target) max_target = (uint32_t)dst;
       if (field) {
         if (s->named && named_add(s->named, err, at, e, (uint32_t)field)) return HG_ENOMEM;
@@ -740,8 +740,8 @@ static int take_chunk(struct rd *r, struct chunk *c, uint32_t *total, uint64_t h
   if (r->fast) {
     TRY(queue_chunk(r, c, (uint64_t)*total + c->count, hint));
   } else {
-    if (r->verify) /* the arrays are a window for one chunk (verify_windows) */
-      c->slot = 0;
+    if (r->verify) /* the arrays are one-element sinks (hg_snapshot_verify) */
+      c->mask = 0;
     else
       TRY(grow_cols(r, cap, (size_t)*total + c->count, cols, ncols));
     TRY(c->is_edges ? dec_edges(r->g, r->err, c, &r->es) : dec_nodes(r->g, r->err, c, &r->ns));
@@ -764,7 +764,7 @@ static int rec_nodes(struct rd *r) {
   TRY(get_chunk(r, &p, &end, &base, count, HG_NODE_MIN_BYTES, "nodes chunk"));
   if (count > (uint64_t)UINT32_MAX - 1 - g->node_count)
     return bad(r, HG_ELIMIT, here(r), "too many nodes");
-  struct chunk c = {0, p, end, base, addr, g->node_count, (uint32_t)count, g->node_count, {0}, {0}};
+  struct chunk c = {0, p, end, base, addr, g->node_count, (uint32_t)count, UINT32_MAX, {0}, {0}};
   const struct col nodes[] = {COL(g->node_addr), COL(g->node_size), COL(g->node_class),
                               COL(g->node_flags), COL(g->node_heap)};
   return take_chunk(r, &c, &g->node_count, r->hint_nodes, &r->cap_nodes, nodes, 5);
@@ -780,7 +780,7 @@ static int rec_edges(struct rd *r) {
   TRY(get_chunk(r, &p, &end, &base, count, HG_EDGE_MIN_BYTES, "edges chunk"));
   if (count > (uint64_t)UINT32_MAX - 1 - g->edge_count)
     return bad(r, HG_ELIMIT, here(r), "too many edges");
-  struct chunk c = {1, p, end, base, first, g->edge_count, (uint32_t)count, g->edge_count, {0}, {0}};
+  struct chunk c = {1, p, end, base, first, g->edge_count, (uint32_t)count, UINT32_MAX, {0}, {0}};
   const struct col edges[] = {COL(g->edge_target), COL(g->edge_offset), COL(g->edge_kind)};
   return take_chunk(r, &c, &g->edge_count, r->hint_edges, &r->cap_edges, edges, 3);
 }
@@ -1538,23 +1538,23 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
 
 /* ---- verify: the sequential reader in memory independent of the file ---- */
 
-/* The node and edge arrays of one chunk at most (get_chunk bounds its rows
- * by its payload): the decoders write there, every chunk from slot 0. */
-static int verify_windows(struct rd *r) {
-  struct hg_graph *g = r->g;
-  size_t n = HG_CHUNK_MAX_BYTES / HG_NODE_MIN_BYTES, m = HG_CHUNK_MAX_BYTES / HG_EDGE_MIN_BYTES;
-  g->node_addr = malloc(n * sizeof *g->node_addr);
-  g->node_size = malloc(n * sizeof *g->node_size);
-  g->node_class = malloc(n * sizeof *g->node_class);
-  g->node_flags = malloc(n * sizeof *g->node_flags);
-  g->node_heap = malloc(n * sizeof *g->node_heap);
-  g->edge_target = malloc(m * sizeof *g->edge_target);
-  g->edge_offset = malloc(m * sizeof *g->edge_offset);
-  g->edge_kind = malloc(m * sizeof *g->edge_kind);
-  if (g->node_addr && g->node_size && g->node_class && g->node_flags && g->node_heap && g->edge_target &&
-      g->edge_offset && g->edge_kind)
-    return 0;
-  return bad(r, HG_ENOMEM, 0, "out of memory");
+/* Verify mode: where the chunk decoders write their rows (every row of
+ * every chunk to element 0: chunk.mask = 0; nothing reads them). */
+struct sink {
+  uint64_t addr, size;
+  uint32_t cls, heap, target, offset;
+  uint8_t flags, kind;
+};
+
+static void sink_arrays(struct hg_graph *g, struct sink *k) {
+  g->node_addr = k ? &k->addr : NULL;
+  g->node_size = k ? &k->size : NULL;
+  g->node_class = k ? &k->cls : NULL;
+  g->node_flags = k ? &k->flags : NULL;
+  g->node_heap = k ? &k->heap : NULL;
+  g->edge_target = k ? &k->target : NULL;
+  g->edge_offset = k ? &k->offset : NULL;
+  g->edge_kind = k ? &k->kind : NULL;
 }
 
 int hg_snapshot_verify(const char *path, unsigned flags, struct hg_verify_info *info,
@@ -1572,19 +1572,16 @@ int hg_snapshot_verify(const char *path, unsigned flags, struct hg_verify_info *
   int rc = start(&r, size, err);
   if (!rc && _hg_pull_open_fd(&r.p, fd, size)) rc = bad(&r, HG_ENOMEM, 0, "out of memory");
   r.p.max_item = HG_VERIFY_ITEM_MAX;
-  if (!rc) rc = verify_windows(&r);
-  if (!rc) rc = read_stream(&r);
+  struct sink sink;
+  if (!rc) {
+    sink_arrays(r.g, &sink);
+    rc = read_stream(&r);
+    sink_arrays(r.g, NULL);
+  }
   _hg_pull_close(&r.p);
   close(fd);
   struct hg_graph *g = r.g ? finish(&r, rc) : NULL;
   if (!g) return err->code ? err->code : HG_ENOMEM;
-  void **windows[] = {(void **)&g->node_addr, (void **)&g->node_size, (void **)&g->node_class,
-                      (void **)&g->node_flags, (void **)&g->node_heap, (void **)&g->edge_target,
-                      (void **)&g->edge_offset, (void **)&g->edge_kind};
-  for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++) {
-    free(*windows[i]);
-    *windows[i] = NULL;
-  }
   *info = (struct hg_verify_info){.file_size = size, .checksum = g->checksum,
                                   .region_count = g->region_count, .image_count = g->image_count,
                                   .thread_count = g->thread_count, .heap_count = g->heap_count,
