@@ -396,7 +396,7 @@ HG_API struct hg_graph *hg_graph_load_mem(const void *data, size_t size,
 HG_API void hg_graph_free(struct hg_graph *g);
 
 /* Streaming verification, in memory independent of the file's size (a
- * fixed read window, one chunk's rows, counts and maxima; about 5 MB): the
+ * fixed 1 MiB read window, counts and maxima, the metadata): the
  * loader's own record parsers and chunk decoders (graph/reader.c), nothing
  * kept but the metadata. Accepts exactly the files hg_graph_load_flags
  * accepts (flags: HG_LOAD_SKIP_OPTIONAL; a bad checksum is always an

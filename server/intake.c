@@ -187,7 +187,7 @@ static void meta_get(const struct hg_meta *sm, struct meta *m) {
 }
 
 /* Verifies the temporary, at most verify_slots at once (each holds the
- * verifier's fixed buffers, about 5 MB, whatever the upload's size). */
+ * verifier's fixed buffers, about 1.1 MB, whatever the upload's size). */
 static int verify(struct srv *s, const char *path, struct hg_verify_info *v, struct hg_load_error *err) {
   pthread_mutex_lock(&s->verify_lock);
   while (s->verifying >= s->lim.verify_slots) pthread_cond_wait(&s->verify_cond, &s->verify_lock);
