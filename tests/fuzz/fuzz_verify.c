@@ -14,42 +14,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "fuzz_memfd.h"
 #include "heapgraph.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void both(const uint8_t *data, size_t size) {
-  int fd = memfd_create("fuzz", MFD_CLOEXEC);
+  char path[64];
+  int fd = fuzz_memfd(data, size, path, sizeof path);
   if (fd < 0) return;
-  size_t done = 0;
-  while (done < size) {
-    ssize_t k = write(fd, data + done, size - done);
-    if (k <= 0) break;
-    done += (size_t)k;
+  struct hg_load_error e1, e2;
+  struct hg_graph *g = hg_graph_load_flags(path, 0, &e1);
+  struct hg_verify_info v;
+  int rc = hg_snapshot_verify(path, 0, &v, &e2);
+  int limit = rc == HG_ELIMIT && strstr(e2.message, "verifier's limit");
+  if (rc && (e2.code >= 0 || memchr(e2.message, 0, sizeof e2.message) == NULL)) __builtin_trap();
+  if (!limit && !(g == NULL && e1.code == HG_ENOMEM)) {
+    if ((g == NULL) != (rc != 0)) __builtin_trap();
+    if (g && (v.checksum != g->checksum || v.node_count != g->node_count || v.edge_count != g->edge_count ||
+              v.meta.app_count != g->meta.app_count))
+      __builtin_trap();
+    if (!g && (e1.code != e2.code || e1.offset != e2.offset)) __builtin_trap();
   }
-  if (done == size) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    struct hg_load_error e1, e2;
-    struct hg_graph *g = hg_graph_load_flags(path, 0, &e1);
-    struct hg_verify_info v;
-    int rc = hg_snapshot_verify(path, 0, &v, &e2);
-    int limit = rc == HG_ELIMIT && strstr(e2.message, "verifier's limit");
-    if (rc && (e2.code >= 0 || memchr(e2.message, 0, sizeof e2.message) == NULL)) __builtin_trap();
-    if (!limit && !(g == NULL && e1.code == HG_ENOMEM)) {
-      if ((g == NULL) != (rc != 0)) __builtin_trap();
-      if (g && (v.checksum != g->checksum || v.node_count != g->node_count || v.edge_count != g->edge_count ||
-                v.meta.app_count != g->meta.app_count))
-        __builtin_trap();
-      if (!g && (e1.code != e2.code || e1.offset != e2.offset)) __builtin_trap();
-    }
-    hg_graph_free(g);
-    if (!rc) hg_verify_info_free(&v);
-  }
+  hg_graph_free(g);
+  if (!rc) hg_verify_info_free(&v);
   close(fd);
 }
 
