@@ -212,9 +212,8 @@ static void test_same_errors(void) {
   CHECK(n_ref_msg > 10);
 }
 
-/* A metadata record [1, {"app": {key: value}}] with a value of `len` bytes,
- * inserted before the trailer of a valid file (checksum recomputed by
- * writing through the writer is not possible: build it with hg_writer). */
+/* The verifier's own limits (the loader reads these files), and a path that
+ * is no file. */
 static void test_limits(void) {
   const char *path = "build/tests/verify_stream_big.hgsnap";
   size_t len = HG_VERIFY_ITEM_MAX + 10;
@@ -248,6 +247,8 @@ static void test_limits(void) {
   CHECK(hg_snapshot_verify(path, 0, &v, &e) == HG_ELIMIT);
   CHECK(strstr(e.message, "metadata of more than") != NULL);
   free(big);
+  CHECK(hg_snapshot_verify("build/tests/no/such.hgsnap", 0, &v, &e) == HG_EIO && e.code == HG_EIO);
+  CHECK(hg_snapshot_verify("build/tests", 0, &v, &e) == HG_EIO);
 }
 
 int main(void) {
