@@ -421,6 +421,7 @@ struct hg_verify_info {
 HG_API int hg_snapshot_verify(const char *path, unsigned flags, struct hg_verify_info *info,
                               struct hg_load_error *err);
 HG_API void hg_verify_info_free(struct hg_verify_info *info);
+
 /* Builds in_start/in_source/in_edge. Idempotent. 0 or HG_ENOMEM. */
 HG_API int hg_graph_build_reverse(struct hg_graph *g);
 /* Index of the node containing addr (interior included), or -1. */
