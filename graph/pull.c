@@ -3,7 +3,8 @@
  *
  * Owns the read window: it grows only when one item (a string head plus its
  * payload) needs more room, and never beyond the bytes left in the input, so
- * memory is bounded by the file size. Indefinite-length strings are passed
+ * memory is bounded by the file size (or by max_item, when set: the
+ * streaming verifier's fixed window). Indefinite-length strings are passed
  * through as TOK_INDEF_* (the reader rejects them). Every consumed byte goes
  * through xxh64 while p->hashing is set.
  *
@@ -171,6 +172,12 @@ int _hg_pull_next(struct hg_pull *p) {
     if (need <= avail || need > left || p->fd < 0)
       return perr(p, HG_ETRUNCATED, p->tok_offset,
                   need > left ? "item extends past the end of the file" : "CBOR item is incomplete");
+    if (p->max_item && need > p->max_item) {
+      p->err = HG_ELIMIT;
+      snprintf(p->msg, sizeof p->msg, "CBOR item of %llu bytes exceeds the verifier's limit of %llu",
+               (unsigned long long)need, (unsigned long long)p->max_item);
+      return p->err;
+    }
     if (refill(p, (size_t)need)) return p->err;
   }
 }

@@ -34,6 +34,8 @@ struct hg_pull {
   uint64_t win_offset;    /* file offset of mem[0]                          */
   uint64_t size;          /* total input size                               */
   uint64_t tok_offset;    /* offset of the current token                    */
+  uint64_t max_item;      /* 0, or the largest item the window may hold (a
+                             bounded-memory reader: bigger ones are HG_ELIMIT) */
   int hashing;
   XXH64_state_t hash;
   struct hg_tok tok;

@@ -18,6 +18,12 @@
  * match, any error) goes to load, so errors are always the sequential
  * reader's. edge_start is built as the edges arrive (sources never
  * decrease), with no per-edge source array.
+ *
+ * A third way, verify (hg_snapshot_verify), runs the same sequential reader
+ * with nothing kept that grows with the file: one scratch element per small
+ * record, the chunk decoders writing into one-element sinks, text copied
+ * only for the metadata (bounded), a fixed read window; the checks after
+ * the last record work from counts and maxima (verify_checks).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -102,7 +108,8 @@ struct estate {
   uint32_t bad_src_e;   /* UINT32_MAX: none */
   uint32_t max_target;
   uint64_t first_src, first_off;
-  struct named *named;
+  struct named *named;  /* NULL (verify): named edges are not kept       */
+  uint64_t max_field;   /* largest field id (verify's final check)      */
 };
 
 /* A queued nodes or edges chunk (two-thread load), with what its decoding
@@ -113,9 +120,27 @@ struct chunk {
   uint64_t base;          /* payload's file offset                        */
   uint64_t addr_or_src;   /* nodes: base address; edges: first source     */
   uint32_t first, count;  /* first node / edge index, rows                */
+  uint32_t mask;          /* row index → array index: UINT32_MAX, or 0
+                             (verify: the arrays are one-element sinks)  */
   struct nstate ns;
   struct estate es;
 };
+
+/* Verify mode: the references the loader checks after the last record, as
+ * maxima. Fields marked +1 hold value + 1 (0 = none), so every check is
+ * "maximum > count". */
+struct vmax {
+  uint64_t region_image;  /* +1 */
+  uint64_t root_target;   /* +1 */
+  uint64_t root_image;    /* +1, global roots' owners */
+  uint64_t root_thread;   /* +1, other roots' owners */
+  uint64_t frame_image;   /* +1 */
+  uint64_t node_stack, large_stack;
+};
+
+static void vmax_up(uint64_t *m, uint64_t v) {
+  if (v > *m) *m = v;
+}
 
 struct rd {
   struct hg_pull p;
@@ -139,6 +164,16 @@ struct rd {
   size_t chunk_n, chunk_cap;
   size_t cap_stacks, cap_node_stack, cap_large;
   uint32_t node_stack_n;    /* node stacks read so far (records 14)      */
+  /* Verify mode (hg_snapshot_verify): records are checked, not kept. */
+  int verify;
+  int keep_text;            /* get_text copies (always when loading)     */
+  uint64_t meta_bytes;      /* verify: metadata text kept so far         */
+  union {
+    struct hg_region region; struct hg_image image; struct hg_thread thread;
+    struct hg_class cls; struct hg_stack stack; struct hg_large_alloc large;
+    struct hg_root root; const char *text;
+  } one;                    /* verify: the record being read             */
+  struct vmax vm;
 };
 
 static int bad(struct rd *r, int code, uint64_t off, const char *fmt, ...)
@@ -215,21 +250,58 @@ static int check_text(struct rd *r, const char *what) {
   return 0;
 }
 
-/* A text string (or null when allow_null), copied into the graph's arena. */
-static int get_text(struct rd *r, const char **out, int allow_null, const char *what) {
+/* The next token: a text string (UTF-8 checked), or null when allow_null. */
+static int text_tok(struct rd *r, int allow_null, const char *what) {
   TRY(next(r));
-  if (r->p.tok.type == TOK_NULL && allow_null) {
+  if (r->p.tok.type == TOK_NULL && allow_null) return 0;
+  if (r->p.tok.type == TOK_EOF) return bad(r, HG_ETRUNCATED, here(r), "file ends before %s", what);
+  if (r->p.tok.type != TOK_TEXT) return bad(r, HG_EFORMAT, here(r), "%s: expected a text string", what);
+  return check_text(r, what);
+}
+
+/* A text string (or null when allow_null), copied into the graph's arena.
+ * In verify mode only the metadata is copied (keep_text), within
+ * HG_VERIFY_META_MAX bytes; other texts are checked and dropped (""). */
+static int get_text(struct rd *r, const char **out, int allow_null, const char *what) {
+  TRY(text_tok(r, allow_null, what));
+  if (r->p.tok.type == TOK_NULL) {
     *out = NULL;
     return 0;
   }
-  if (r->p.tok.type == TOK_EOF) return bad(r, HG_ETRUNCATED, here(r), "file ends before %s", what);
-  if (r->p.tok.type != TOK_TEXT) return bad(r, HG_EFORMAT, here(r), "%s: expected a text string", what);
-  TRY(check_text(r, what));
+  if (!r->keep_text) {
+    *out = "";
+    return 0;
+  }
+  if (r->verify && (r->meta_bytes += r->p.tok.len + 1 + sizeof(struct hg_kv)) > HG_VERIFY_META_MAX)
+    return bad(r, HG_ELIMIT, here(r), "metadata of more than %u bytes (the verifier's limit)",
+               HG_VERIFY_META_MAX);
   char *s = _hg_arena_strndup(r->pv, (const char *)r->p.tok.ptr, r->p.tok.len);
   if (!s) return bad(r, HG_ENOMEM, here(r), "out of memory");
   *out = s;
   return 0;
 }
+
+/* A map key, only compared with known keys: copied into buf (size bytes;
+ * cut there, longer than any known key). */
+static int get_key(struct rd *r, char *buf, size_t size, const char *what) {
+  TRY(text_tok(r, 0, what));
+  size_t n = r->p.tok.len < size - 1 ? r->p.tok.len : size - 1;
+  memcpy(buf, r->p.tok.ptr, n);
+  buf[n] = 0;
+  return 0;
+}
+
+/* Where the next record of a kind goes: its array grown (load), or the one
+ * scratch element `member` of r->one (verify). */
+#define PLACE(r, x, arr, cap, n, member)                \
+  do {                                                   \
+    if ((r)->verify) {                                   \
+      (x) = &(r)->one.member;                            \
+    } else {                                             \
+      TRY(GROW((r), (arr), (cap), (size_t)(n) + 1));     \
+      (x) = &(arr)[n];                                   \
+    }                                                    \
+  } while (0)
 
 /* Skips one complete item. Indefinite-length items are not part of v1
  * records and are rejected. */
@@ -324,9 +396,10 @@ static int rec_meta(struct rd *r) {
   TRY(want(r, TOK_MAP, "metadata map"));
   uint64_t n = r->p.tok.u;
   if (n > r->p.size) return bad(r, HG_EFORMAT, here(r), "metadata map too long");
+  r->keep_text = 1;
   for (uint64_t i = 0; i < n; i++) {
-    const char *key;
-    TRY(get_text(r, &key, 0, "metadata key"));
+    char key[32];
+    TRY(get_key(r, key, sizeof key, "metadata key"));
     const char **tp = NULL;
     if (!strcmp(key, "platform")) tp = &m->platform;
     else if (!strcmp(key, "os_version")) tp = &m->os_version;
@@ -361,14 +434,15 @@ static int rec_meta(struct rd *r) {
       TRY(skip(r)); /* unknown key: forward compatible */
     }
   }
+  r->keep_text = !r->verify;
   return 0;
 }
 
 /* ---- small records ---- */
 
 static int rec_region(struct rd *r) {
-  TRY(GROW(r, r->g->regions, r->cap_regions, (size_t)r->g->region_count + 1));
-  struct hg_region *x = &r->g->regions[r->g->region_count];
+  struct hg_region *x;
+  PLACE(r, x, r->g->regions, r->cap_regions, r->g->region_count, region);
   memset(x, 0, sizeof *x);
   TRY(get_uint(r, &x->start, "region start"));
   TRY(get_uint(r, &x->size, "region size"));
@@ -381,19 +455,20 @@ static int rec_region(struct rd *r) {
   TRY(get_uint(r, &x->dirty, "region dirty"));
   TRY(get_uint(r, &x->swapped, "region swapped"));
   TRY(get_opt_index(r, &x->image, "region image"));
+  if (x->image != HG_NO_OWNER) vmax_up(&r->vm.region_image, (uint64_t)x->image + 1);
   r->g->region_count++;
   return 0;
 }
 
 static int rec_image(struct rd *r) {
-  TRY(GROW(r, r->g->images, r->cap_images, (size_t)r->g->image_count + 1));
-  struct hg_image *x = &r->g->images[r->g->image_count];
+  struct hg_image *x;
+  PLACE(r, x, r->g->images, r->cap_images, r->g->image_count, image);
   memset(x, 0, sizeof *x);
   TRY(get_text(r, &x->path, 0, "image path"));
   TRY(want(r, TOK_BYTES, "image id"));
   if (r->p.tok.len > 64) return bad(r, HG_EFORMAT, here(r), "image id longer than 64 bytes");
   x->id_len = (uint32_t)r->p.tok.len;
-  if (x->id_len) {
+  if (x->id_len && !r->verify) {
     uint8_t *id = _hg_arena_alloc(r->pv, x->id_len);
     if (!id) return bad(r, HG_ENOMEM, here(r), "out of memory");
     memcpy(id, r->p.tok.ptr, x->id_len);
@@ -407,8 +482,8 @@ static int rec_image(struct rd *r) {
 }
 
 static int rec_thread(struct rd *r) {
-  TRY(GROW(r, r->g->threads, r->cap_threads, (size_t)r->g->thread_count + 1));
-  struct hg_thread *x = &r->g->threads[r->g->thread_count];
+  struct hg_thread *x;
+  PLACE(r, x, r->g->threads, r->cap_threads, r->g->thread_count, thread);
   memset(x, 0, sizeof *x);
   TRY(get_uint(r, &x->tid, "thread id"));
   TRY(get_text(r, &x->name, 1, "thread name"));
@@ -431,24 +506,26 @@ static int rec_id(struct rd *r, uint32_t count, const char *what) {
 
 static int rec_heap(struct rd *r) {
   TRY(rec_id(r, r->g->heap_count, "heap"));
-  TRY(GROW(r, r->g->heaps, r->cap_heaps, (size_t)r->g->heap_count + 1));
-  TRY(get_text(r, &r->g->heaps[r->g->heap_count], 0, "heap name"));
+  const char **x;
+  PLACE(r, x, r->g->heaps, r->cap_heaps, r->g->heap_count, text);
+  TRY(get_text(r, x, 0, "heap name"));
   r->g->heap_count++;
   return 0;
 }
 
 static int rec_string(struct rd *r) {
   TRY(rec_id(r, r->g->string_count, "string"));
-  TRY(GROW(r, r->g->strings, r->cap_strings, (size_t)r->g->string_count + 1));
-  TRY(get_text(r, &r->g->strings[r->g->string_count], 0, "string"));
+  const char **x;
+  PLACE(r, x, r->g->strings, r->cap_strings, r->g->string_count, text);
+  TRY(get_text(r, x, 0, "string"));
   r->g->string_count++;
   return 0;
 }
 
 static int rec_class(struct rd *r) {
   TRY(rec_id(r, r->g->class_count, "class"));
-  TRY(GROW(r, r->g->classes, r->cap_classes, (size_t)r->g->class_count + 1));
-  struct hg_class *x = &r->g->classes[r->g->class_count];
+  struct hg_class *x;
+  PLACE(r, x, r->g->classes, r->cap_classes, r->g->class_count, cls);
   TRY(get_text(r, &x->name, 0, "class name"));
   TRY(get_u32(r, &x->kind, "class kind"));
   if (x->kind > HG_CLASS_CF) return bad(r, HG_EFORMAT, here(r), "class kind %u unknown", x->kind);
@@ -488,7 +565,7 @@ static int dec_nodes(struct hg_graph *g, struct hg_load_error *err, const struct
   uint32_t *nclass = g->node_class, *nheap = g->node_heap;
   uint8_t *nflags = g->node_flags;
   for (uint32_t i = 0; i < c->count; i++) {
-    uint32_t n = c->first + i;
+    uint32_t n = c->first + i, o = n & c->mask;
     uint64_t gap, size, cls, hp;
     const uint8_t *row = p;
     VARINT(err, p, end, gap, base, start, "node gap");
@@ -511,11 +588,11 @@ static int dec_nodes(struct hg_graph *g, struct hg_load_error *err, const struct
                    (unsigned long long)addr);
     if (cls >= UINT32_MAX || heap >= UINT32_MAX)
       return efail(err, HG_EFORMAT, at, "node %u: class or heap id too large", n);
-    naddr[n] = addr;
-    nsize[n] = size;
-    nclass[n] = (uint32_t)cls;
-    nflags[n] = fl & HG_NODE_FLAG_MASK;
-    if (heap || !heap_zeroed) nheap[n] = (uint32_t)heap; /* zero pages stay untouched */
+    naddr[o] = addr;
+    nsize[o] = size;
+    nclass[o] = (uint32_t)cls;
+    nflags[o] = fl & HG_NODE_FLAG_MASK;
+    if (heap || !heap_zeroed) nheap[o] = (uint32_t)heap; /* zero pages stay untouched */
     if (cls > max_class) max_class = (uint32_t)cls;
     if (heap > max_heap) max_heap = (uint32_t)heap;
     addr += size;
@@ -556,7 +633,7 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
    * arrays); written back at the end. On error the graph is discarded. */
   uint64_t last_src = s->last_src, last_off = s->last_off, filled = s->filled;
   int have_edge = s->have_edge, fresh = s->fresh;
-  uint32_t e = c->first, max_target = s->max_target, *es = s->es;
+  uint32_t e = c->first, mask = c->mask, max_target = s->max_target, *es = s->es;
   uint64_t es_cap = s->es_cap;
   uint32_t *etarget = g->edge_target, *eoffset = g->edge_offset;
   uint8_t *ekind = g->edge_kind;
@@ -615,11 +692,14 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
       if (dst < 0 || dst >= (int64_t)UINT32_MAX - 1) return efail(err, HG_EFORMAT, at, "edge target out of range");
       if (code >= HG_KINDCODE_NAMED_BASE && (field == 0 || field >= UINT32_MAX))
         return efail(err, HG_EFORMAT, at, "edge field id out of range");
-      etarget[e] = (uint32_t)dst;
-      eoffset[e] = (uint32_t)off;
-      ekind[e] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
+      etarget[e & mask] = (uint32_t)dst;
+      eoffset[e & mask] = (uint32_t)off;
+      ekind[e & mask] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
       if ((uint32_t)dst > max_target) max_target = (uint32_t)dst;
-      if (field && named_add(s->named, err, at, e, (uint32_t)field)) return HG_ENOMEM;
+      if (field) {
+        if (s->named && named_add(s->named, err, at, e, (uint32_t)field)) return HG_ENOMEM;
+        if (field > s->max_field) s->max_field = field;
+      }
       e++;
       have_edge = 1;
       last_src = src;
@@ -660,7 +740,10 @@ static int take_chunk(struct rd *r, struct chunk *c, uint32_t *total, uint64_t h
   if (r->fast) {
     TRY(queue_chunk(r, c, (uint64_t)*total + c->count, hint));
   } else {
-    TRY(grow_cols(r, cap, (size_t)*total + c->count, cols, ncols));
+    if (r->verify) /* the arrays are one-element sinks (hg_snapshot_verify) */
+      c->mask = 0;
+    else
+      TRY(grow_cols(r, cap, (size_t)*total + c->count, cols, ncols));
     TRY(c->is_edges ? dec_edges(r->g, r->err, c, &r->es) : dec_nodes(r->g, r->err, c, &r->ns));
   }
   *total += c->count;
@@ -681,7 +764,7 @@ static int rec_nodes(struct rd *r) {
   TRY(get_chunk(r, &p, &end, &base, count, HG_NODE_MIN_BYTES, "nodes chunk"));
   if (count > (uint64_t)UINT32_MAX - 1 - g->node_count)
     return bad(r, HG_ELIMIT, here(r), "too many nodes");
-  struct chunk c = {0, p, end, base, addr, g->node_count, (uint32_t)count, {0}, {0}};
+  struct chunk c = {0, p, end, base, addr, g->node_count, (uint32_t)count, UINT32_MAX, {0}, {0}};
   const struct col nodes[] = {COL(g->node_addr), COL(g->node_size), COL(g->node_class),
                               COL(g->node_flags), COL(g->node_heap)};
   return take_chunk(r, &c, &g->node_count, r->hint_nodes, &r->cap_nodes, nodes, 5);
@@ -697,7 +780,7 @@ static int rec_edges(struct rd *r) {
   TRY(get_chunk(r, &p, &end, &base, count, HG_EDGE_MIN_BYTES, "edges chunk"));
   if (count > (uint64_t)UINT32_MAX - 1 - g->edge_count)
     return bad(r, HG_ELIMIT, here(r), "too many edges");
-  struct chunk c = {1, p, end, base, first, g->edge_count, (uint32_t)count, {0}, {0}};
+  struct chunk c = {1, p, end, base, first, g->edge_count, (uint32_t)count, UINT32_MAX, {0}, {0}};
   const struct col edges[] = {COL(g->edge_target), COL(g->edge_offset), COL(g->edge_kind)};
   return take_chunk(r, &c, &g->edge_count, r->hint_edges, &r->cap_edges, edges, 3);
 }
@@ -711,7 +794,7 @@ static int rec_roots(struct rd *r) {
   TRY(get_chunk(r, &p, &end, &base, count, HG_ROOT_MIN_BYTES, "roots chunk"));
   start = p;
   if (count > (uint64_t)UINT32_MAX - 1 - g->root_count) return bad(r, HG_ELIMIT, here(r), "too many roots");
-  TRY(GROW(r, g->roots, r->cap_roots, (size_t)(g->root_count + count)));
+  if (!r->verify) TRY(GROW(r, g->roots, r->cap_roots, (size_t)(g->root_count + count)));
   uint64_t where = 0, target = 0;
   for (uint64_t i = 0; i < count; i++) {
     const uint8_t *row = p;
@@ -730,11 +813,17 @@ static int rec_roots(struct rd *r) {
     int64_t t = (int64_t)target + _hg_unzigzag(zt);
     if (t < 0 || t >= (int64_t)UINT32_MAX - 1) return bad(r, HG_EFORMAT, at, "root target out of range");
     target = (uint64_t)t;
-    struct hg_root *x = &g->roots[g->root_count++];
+    struct hg_root *x = r->verify ? &r->one.root : &g->roots[g->root_count];
+    g->root_count++;
     x->kind = kb & 0x0f;
     x->owner = (uint32_t)owner;
     x->addr = where;
     x->target = (uint32_t)target;
+    if (r->verify) {
+      vmax_up(&r->vm.root_target, target + 1);
+      if (owner != HG_NO_OWNER)
+        vmax_up(x->kind == HG_ROOT_GLOBAL ? &r->vm.root_image : &r->vm.root_thread, owner + 1);
+    }
   }
   if (p != end) return bad(r, HG_EFORMAT, base + (uint64_t)(p - start), "trailing bytes in roots chunk");
   return 0;
@@ -759,9 +848,9 @@ static int rec_trailer(struct rd *r, uint64_t digest) {
   uint64_t n = r->p.tok.u;
   if (n > r->p.size) return bad(r, HG_EFORMAT, here(r), "trailer map too long");
   for (uint64_t i = 0; i < n; i++) {
-    const char *key;
+    char key[16];
     uint64_t v;
-    TRY(get_text(r, &key, 0, "trailer key"));
+    TRY(get_key(r, key, sizeof key, "trailer key"));
     int k = -1;
     for (int j = 0; j < NKEYS; j++)
       if (!strcmp(key, keys[j])) k = j;
@@ -939,8 +1028,8 @@ static int rec_stack_info(struct rd *r) {
 static int rec_stack(struct rd *r) {
   struct hg_graph *g = r->g;
   TRY(rec_id(r, g->stack_count, "stack"));
-  TRY(GROW(r, g->stacks, r->cap_stacks, (size_t)g->stack_count + 1));
-  struct hg_stack *x = &g->stacks[g->stack_count];
+  struct hg_stack *x;
+  PLACE(r, x, g->stacks, r->cap_stacks, g->stack_count, stack);
   memset(x, 0, sizeof *x);
   TRY(get_uint(r, &x->count, "stack count"));
   TRY(get_uint(r, &x->bytes, "stack bytes"));
@@ -961,7 +1050,10 @@ static int rec_stack(struct rd *r) {
     tmp[n].offset = off;
     n++;
   }
-  if (n) {
+  if (r->verify) {
+    for (uint32_t k = 0; k < n; k++)
+      if (tmp[k].image != HG_NO_OWNER) vmax_up(&r->vm.frame_image, (uint64_t)tmp[k].image + 1);
+  } else if (n) {
     struct hg_stack_frame *f = _hg_arena_alloc(r->pv, n * sizeof *f);
     if (!f) return bad(r, HG_ENOMEM, here(r), "out of memory");
     memcpy(f, tmp, n * sizeof *f);
@@ -986,24 +1078,29 @@ static int rec_node_stacks(struct rd *r) {
   /* at most one id per payload byte: bounded by the bytes seen */
   if ((uint64_t)r->node_stack_n + (uint64_t)(end - p) >= UINT32_MAX)
     return bad(r, HG_ELIMIT, here(r), "too many node stacks");
-  TRY(GROW(r, g->node_stack, r->cap_node_stack, (size_t)r->node_stack_n + (size_t)(end - p)));
+  if (!r->verify) TRY(GROW(r, g->node_stack, r->cap_node_stack, (size_t)r->node_stack_n + (size_t)(end - p)));
   while (p < end) {
     uint64_t id;
     VARINT(r->err, p, end, id, base, start, "node stack id");
     if (id >= UINT32_MAX) return bad(r, HG_EFORMAT, base + (uint64_t)(p - start), "node stack id too large");
-    g->node_stack[r->node_stack_n++] = (uint32_t)id;
+    if (r->verify)
+      vmax_up(&r->vm.node_stack, id);
+    else
+      g->node_stack[r->node_stack_n] = (uint32_t)id;
+    r->node_stack_n++;
   }
   return 0;
 }
 
 static int rec_large(struct rd *r) {
   struct hg_graph *g = r->g;
-  TRY(GROW(r, g->large, r->cap_large, (size_t)g->large_count + 1));
-  struct hg_large_alloc *x = &g->large[g->large_count];
+  struct hg_large_alloc *x;
+  PLACE(r, x, g->large, r->cap_large, g->large_count, large);
   memset(x, 0, sizeof *x);
   TRY(get_uint(r, &x->addr, "large allocation address"));
   TRY(get_uint(r, &x->size, "large allocation size"));
   TRY(get_u32(r, &x->stack, "large allocation stack"));
+  vmax_up(&r->vm.large_stack, x->stack);
   TRY(get_uint(r, &x->time_ns, "large allocation time"));
   TRY(get_uint(r, &x->tid, "large allocation thread"));
   g->large_count++;
@@ -1035,6 +1132,48 @@ static int stack_checks(struct rd *r) {
     TRY(GROW(r, g->node_stack, r->cap_node_stack, (size_t)g->node_count));
     memset(g->node_stack + r->node_stack_n, 0, (size_t)(g->node_count - r->node_stack_n) * sizeof *g->node_stack);
   }
+  return 0;
+}
+
+/* Verify mode: final_checks and stack_checks in their order, from counts
+ * and maxima. Same codes and offset (the file size); without the arrays a
+ * message names the largest reference rather than the first record that
+ * makes it. */
+static int verify_checks(struct rd *r) {
+  const struct hg_graph *g = r->g;
+  const struct vmax *m = &r->vm;
+  uint64_t end = r->p.size;
+  if (m->region_image > g->image_count)
+    return bad(r, HG_EFORMAT, end, "a region refers to image %llu of %u", (unsigned long long)m->region_image - 1,
+               g->image_count);
+  if (r->ns.max_class > g->class_count)
+    return bad(r, HG_EFORMAT, end, "a node refers to class %u of %u", r->ns.max_class, g->class_count);
+  if (r->ns.max_heap > g->heap_count)
+    return bad(r, HG_EFORMAT, end, "a node refers to heap %u of %u", r->ns.max_heap, g->heap_count);
+  if (g->edge_count && (r->es.last_src >= g->node_count || r->es.max_target >= g->node_count))
+    return bad(r, HG_EFORMAT, end, "an edge refers to a node beyond %u", g->node_count);
+  if (r->es.max_field > g->string_count)
+    return bad(r, HG_EFORMAT, end, "an edge refers to string %llu of %u", (unsigned long long)r->es.max_field,
+               g->string_count);
+  if (m->root_target > g->node_count)
+    return bad(r, HG_EFORMAT, end, "a root refers to a node beyond %u", g->node_count);
+  if (m->root_image > g->image_count || m->root_thread > g->thread_count)
+    return bad(r, HG_EFORMAT, end, "a root refers to owner %llu of %u",
+               (unsigned long long)(m->root_image > g->image_count ? m->root_image : m->root_thread) - 1,
+               m->root_image > g->image_count ? g->image_count : g->thread_count);
+  if (!g->has_stacks && (g->stack_count || r->node_stack_n || g->large_count))
+    return bad(r, HG_EFORMAT, end, "stack records without a stack info record");
+  if (m->frame_image > g->image_count)
+    return bad(r, HG_EFORMAT, end, "a stack frame refers to image %llu of %u",
+               (unsigned long long)m->frame_image - 1, g->image_count);
+  if (r->node_stack_n > g->node_count)
+    return bad(r, HG_EFORMAT, end, "stack ids for %u nodes, the file has %u", r->node_stack_n, g->node_count);
+  if (m->node_stack > g->stack_count)
+    return bad(r, HG_EFORMAT, end, "a node refers to stack %llu of %u", (unsigned long long)m->node_stack,
+               g->stack_count);
+  if (m->large_stack > g->stack_count)
+    return bad(r, HG_EFORMAT, end, "a large allocation refers to stack %llu of %u",
+               (unsigned long long)m->large_stack, g->stack_count);
   return 0;
 }
 
@@ -1094,8 +1233,8 @@ static int read_stream(struct rd *r) {
 /* Everything after the last record, for both loads: the checks that need
  * every count, then the metadata. Frees the reader's own memory. */
 static struct hg_graph *finish(struct rd *r, int rc) {
-  if (!rc) rc = final_checks(r);
-  if (!rc) rc = stack_checks(r);
+  if (!rc) rc = r->verify ? verify_checks(r) : final_checks(r);
+  if (!rc && !r->verify) rc = stack_checks(r);
   merge_meta(r);
   free(r->es.es);
   free(r->named.edge);
@@ -1119,7 +1258,8 @@ static int start(struct rd *r, uint64_t size, struct hg_load_error *err) {
   r->pv = r->g->priv;
   r->g->file_size = size;
   r->es.bad_src_e = UINT32_MAX;
-  r->es.named = &r->named;
+  r->es.named = r->verify ? NULL : &r->named;
+  r->keep_text = !r->verify;
   return 0;
 }
 
@@ -1332,12 +1472,8 @@ struct hg_graph *hg_graph_load(const char *path, struct hg_load_error *err) {
   return hg_graph_load_flags(path, 0, err);
 }
 
-struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg_load_error *err) {
-  struct rd r;
-  memset(&r, 0, sizeof r);
-  r.flags = flags;
-  struct hg_load_error dummy;
-  if (!err) err = &dummy;
+/* Opens a regular file: its fd and size, or -1 with *err filled. */
+static int open_snapshot(const char *path, uint64_t *size, struct hg_load_error *err) {
   memset(err, 0, sizeof *err);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
@@ -1346,13 +1482,25 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
     snprintf(err->message, sizeof err->message, "%s: %s", path,
              fd < 0 ? strerror(errno) : "not a regular file");
     if (fd >= 0) close(fd);
-    return NULL;
+    return -1;
   }
+  *size = (uint64_t)st.st_size;
+  return fd;
+}
+
+struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg_load_error *err) {
+  struct rd r;
+  memset(&r, 0, sizeof r);
+  r.flags = flags;
+  struct hg_load_error dummy;
+  if (!err) err = &dummy;
+  uint64_t size;
+  int fd = open_snapshot(path, &size, err);
+  if (fd < 0) return NULL;
   /* The whole file read into memory (not mapped: a file cut short under a
    * mapping would raise SIGBUS) for the two-thread load, which releases
    * decoded pages as it goes. Whatever it cannot vouch for — and a file
    * that changed size meanwhile — is read again below, sequentially. */
-  uint64_t size = (uint64_t)st.st_size;
   uint8_t *buf = size && size < SIZE_MAX ? _hg_malloc_big((size_t)size) : NULL;
   if (buf) {
     uint64_t got = 0;
@@ -1386,4 +1534,65 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
   _hg_pull_close(&r.p);
   close(fd);
   return g;
+}
+
+/* ---- verify: the sequential reader in memory independent of the file ---- */
+
+/* Verify mode: where the chunk decoders write their rows (every row of
+ * every chunk to element 0: chunk.mask = 0; nothing reads them). */
+struct sink {
+  uint64_t addr, size;
+  uint32_t cls, heap, target, offset;
+  uint8_t flags, kind;
+};
+
+static void sink_arrays(struct hg_graph *g, struct sink *k) {
+  g->node_addr = k ? &k->addr : NULL;
+  g->node_size = k ? &k->size : NULL;
+  g->node_class = k ? &k->cls : NULL;
+  g->node_flags = k ? &k->flags : NULL;
+  g->node_heap = k ? &k->heap : NULL;
+  g->edge_target = k ? &k->target : NULL;
+  g->edge_offset = k ? &k->offset : NULL;
+  g->edge_kind = k ? &k->kind : NULL;
+}
+
+int hg_snapshot_verify(const char *path, unsigned flags, struct hg_verify_info *info,
+                       struct hg_load_error *err) {
+  struct hg_load_error dummy;
+  if (!err) err = &dummy;
+  memset(info, 0, sizeof *info);
+  uint64_t size;
+  int fd = open_snapshot(path, &size, err);
+  if (fd < 0) return err->code;
+  struct rd r;
+  memset(&r, 0, sizeof r);
+  r.flags = flags & ~(unsigned)HG_LOAD_ALLOW_BAD_CHECKSUM;
+  r.verify = 1;
+  int rc = start(&r, size, err);
+  if (!rc && _hg_pull_open_fd(&r.p, fd, size)) rc = bad(&r, HG_ENOMEM, 0, "out of memory");
+  r.p.max_item = HG_VERIFY_ITEM_MAX;
+  struct sink sink;
+  if (!rc) {
+    sink_arrays(r.g, &sink);
+    rc = read_stream(&r);
+    sink_arrays(r.g, NULL);
+  }
+  _hg_pull_close(&r.p);
+  close(fd);
+  struct hg_graph *g = r.g ? finish(&r, rc) : NULL;
+  if (!g) return err->code ? err->code : HG_ENOMEM;
+  *info = (struct hg_verify_info){.file_size = size, .checksum = g->checksum,
+                                  .region_count = g->region_count, .image_count = g->image_count,
+                                  .thread_count = g->thread_count, .heap_count = g->heap_count,
+                                  .class_count = g->class_count, .string_count = g->string_count,
+                                  .node_count = g->node_count, .edge_count = g->edge_count,
+                                  .root_count = g->root_count, .meta = g->meta, .priv = g};
+  return 0;
+}
+
+void hg_verify_info_free(struct hg_verify_info *info) {
+  if (!info) return;
+  hg_graph_free(info->priv);
+  memset(info, 0, sizeof *info);
 }

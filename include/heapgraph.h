@@ -394,6 +394,34 @@ HG_API struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags,
 HG_API struct hg_graph *hg_graph_load_mem(const void *data, size_t size,
                                           struct hg_load_error *err);
 HG_API void hg_graph_free(struct hg_graph *g);
+
+/* Streaming verification, in memory independent of the file's size (a
+ * fixed 1 MiB read window, counts and maxima, the metadata): the
+ * loader's own record parsers and chunk decoders (graph/reader.c), nothing
+ * kept but the metadata. Accepts exactly the files hg_graph_load_flags
+ * accepts (flags: HG_LOAD_SKIP_OPTIONAL; a bad checksum is always an
+ * error), within two limits that answer HG_ELIMIT beyond them: one CBOR
+ * item (a string, a chunk) of at most HG_VERIFY_ITEM_MAX bytes, and at
+ * most HG_VERIFY_META_MAX bytes of metadata text (each string counted with
+ * its entry). A rejection has the loader's code, offset and message, except
+ * the references checked after the last record (offset = file size): their
+ * message names the largest reference instead of the first record making
+ * it. Returns 0 with *info filled (free with hg_verify_info_free), or the
+ * HG_E* code with *err filled. */
+#define HG_VERIFY_ITEM_MAX (1u << 20)
+#define HG_VERIFY_META_MAX (1u << 20)
+struct hg_verify_info {
+  uint64_t file_size;
+  uint64_t checksum;        /* xxh64 from the trailer (it matched)        */
+  uint32_t region_count, image_count, thread_count, heap_count, class_count, string_count;
+  uint32_t node_count, edge_count, root_count;
+  struct hg_meta meta;      /* merged metadata, as hg_graph_load gives it */
+  void *priv;               /* owned storage                              */
+};
+HG_API int hg_snapshot_verify(const char *path, unsigned flags, struct hg_verify_info *info,
+                              struct hg_load_error *err);
+HG_API void hg_verify_info_free(struct hg_verify_info *info);
+
 /* Builds in_start/in_source/in_edge. Idempotent. 0 or HG_ENOMEM. */
 HG_API int hg_graph_build_reverse(struct hg_graph *g);
 /* Index of the node containing addr (interior included), or -1. */

@@ -21,3 +21,5 @@ TEST_SCRIPTS += tests/serve/intake_basic.sh tests/serve/intake_hostile.sh tests/
 $(SERVE_MKMETA): tests/serve/mkmeta.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIB_A) $(LDFLAGS) $(LIBS)
+# peak RSS of the server independent of the upload's size (uses snapgen, mk/serve_work.mk)
+TEST_SCRIPTS += tests/serve/intake_memory.sh

@@ -3,9 +3,10 @@
  * the Bearer key (an upload key of an app, not revoked), Content-Length
  * against the app's maximum (413), the key's rate (429 + Retry-After), the
  * Content-Encoding. The body streams through decode.c into a temporary
- * file under the decompressed-size limit; then the library's reader
- * verifies it whole (format, bounds, checksum: 422 with its reason and byte
- * offset), it becomes its content-addressed blob (blobs.c) and its row
+ * file under the decompressed-size limit; then the library's streaming
+ * verifier (hg_snapshot_verify: the reader's rules in memory independent
+ * of the upload's size) checks it whole (format, bounds, checksum: 422
+ * with its reason and byte offset), it becomes its content-addressed blob (blobs.c) and its row
  * (srv_store_snapshot_put): 201 {"id"} when new, 200 with the same id for
  * a duplicate. A store that cannot be reached is 503 and a full disk 507,
  * with nothing half-written. Each request counts exactly one outcome.
@@ -167,15 +168,15 @@ static void data(struct srv *s, struct upload *u, const char *buf, size_t n) {
   }
 }
 
-/* The metadata the store keeps, copied out of the graph. */
+/* The metadata the store keeps, copied out of the verified snapshot's. */
 struct meta {
   char version[SRV_TEXT_MAX], model[SRV_TEXT_MAX], install[SRV_TEXT_MAX];
 };
 
-static void meta_get(const struct hg_graph *g, struct meta *m) {
+static void meta_get(const struct hg_meta *sm, struct meta *m) {
   memset(m, 0, sizeof *m);
-  for (size_t i = 0; i < g->meta.app_count; i++) {
-    const struct hg_kv *kv = &g->meta.app[i];
+  for (size_t i = 0; i < sm->app_count; i++) {
+    const struct hg_kv *kv = &sm->app[i];
     if (!kv->key || !kv->value) continue;
     char *dst = !strcmp(kv->key, "app.version")          ? m->version
                 : !strcmp(kv->key, "device.model")      ? m->model
@@ -185,19 +186,19 @@ static void meta_get(const struct hg_graph *g, struct meta *m) {
   }
 }
 
-/* Verifies the temporary with the library's reader, at most verify_slots
- * at once (its memory is proportional to the snapshot). */
-static struct hg_graph *verify(struct srv *s, const char *path, struct hg_load_error *err) {
+/* Verifies the temporary, at most verify_slots at once (each holds the
+ * verifier's fixed buffers, about 1.1 MB, whatever the upload's size). */
+static int verify(struct srv *s, const char *path, struct hg_verify_info *v, struct hg_load_error *err) {
   pthread_mutex_lock(&s->verify_lock);
   while (s->verifying >= s->lim.verify_slots) pthread_cond_wait(&s->verify_cond, &s->verify_lock);
   s->verifying++;
   pthread_mutex_unlock(&s->verify_lock);
-  struct hg_graph *g = hg_graph_load(path, err);
+  int rc = hg_snapshot_verify(path, 0, v, err);
   pthread_mutex_lock(&s->verify_lock);
   s->verifying--;
   pthread_cond_signal(&s->verify_cond);
   pthread_mutex_unlock(&s->verify_lock);
-  return g;
+  return rc;
 }
 
 static int end(struct srv *s, struct web_req *r, struct upload *u) {
@@ -208,17 +209,17 @@ static int end(struct srv *s, struct web_req *r, struct upload *u) {
   }
   if (u->failed) return answer(s, r, u, u->outcome, u->status, NULL, u->reason, -1);
   struct hg_load_error err;
-  struct hg_graph *g = verify(s, u->tmp, &err);
-  if (!g) {
+  struct hg_verify_info v;
+  if (verify(s, u->tmp, &v, &err)) {
     drop_temp(u);
     return answer(s, r, u, SRV_INVALID, 422, NULL, err.message, (int64_t)err.offset);
   }
   char id[SRV_ID_LEN + 1], rel[PATH_MAX];
   struct meta m;
-  uint64_t size = g->file_size;
-  snprintf(id, sizeof id, "%016llx", (unsigned long long)g->checksum);
-  meta_get(g, &m);
-  hg_graph_free(g);
+  uint64_t size = v.file_size;
+  snprintf(id, sizeof id, "%016llx", (unsigned long long)v.checksum);
+  meta_get(&v.meta, &m);
+  hg_verify_info_free(&v);
   if (srv_blob_commit(s->data_dir, u->tmp, u->fd, id, size, rel, sizeof rel)) {
     int e = errno;
     u->tmp[0] = 0;

@@ -109,7 +109,7 @@ struct srv_limits {
   uint64_t max_upload;       /* default per app (bytes on the wire)          */
   uint64_t max_decoded;      /* decompressed bytes                           */
   int64_t rate_per_minute;   /* default per key                              */
-  unsigned verify_slots;     /* snapshots verified at once (memory bound)    */
+  unsigned verify_slots;     /* snapshots verified at once (CPU bound)       */
 };
 
 struct srv {

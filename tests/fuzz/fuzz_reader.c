@@ -11,9 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "fuzz_memfd.h"
 #include "heapgraph.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -22,20 +22,10 @@ static volatile uint64_t sink;
 
 static struct hg_graph *load_ignoring_checksum(const uint8_t *data, size_t size,
                                                struct hg_load_error *err) {
-  int fd = memfd_create("fuzz", MFD_CLOEXEC);
+  char path[64];
+  int fd = fuzz_memfd(data, size, path, sizeof path);
   if (fd < 0) return NULL;
-  struct hg_graph *g = NULL;
-  size_t done = 0;
-  while (done < size) {
-    ssize_t k = write(fd, data + done, size - done);
-    if (k <= 0) break;
-    done += (size_t)k;
-  }
-  if (done == size) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    g = hg_graph_load_flags(path, HG_LOAD_ALLOW_BAD_CHECKSUM, err);
-  }
+  struct hg_graph *g = hg_graph_load_flags(path, HG_LOAD_ALLOW_BAD_CHECKSUM, err);
   close(fd);
   return g;
 }
