@@ -236,6 +236,10 @@ uint64_t _hg_now_ns(void);
  * how to get them (0); frozen, _hg_stacks_heap_walk makes them nodes. */
 int _hg_stacks_heap_plan(struct hg_cap *c);
 int _hg_stacks_heap_walk(struct hg_cap *c);
+/* Why the recorder r (may be NULL) cannot list a heap's blocks in a capture
+ * of this mode (HG_MODE_*), with how to get them; NULL when it can. */
+struct hg_rec;
+const char *_hg_stacks_unlisted_why(const struct hg_rec *r, int mode);
 /* What the last capture said about its heap when it was not walked ("" when
  * it was): for the preload agent's message. */
 const char *_hg_capture_heap_note(void);
