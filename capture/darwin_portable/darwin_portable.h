@@ -19,6 +19,8 @@
  *   nano_walk.c       nano v2's live blocks from its own metadata
  *   mlog.c            the malloc_logger hook's per-thread state (TSD
  *                     slots, never a thread-local variable) and chaining
+ *   mlog_event.c      one malloc_logger call -> live-map add / remove
+ *   zone_recorded.c   the live map's blocks of zones that are not walked
  *
  * The layouts of the Mach structures are defined here from their published
  * field lists (sizes are checked against the SDK headers by static asserts
@@ -382,5 +384,29 @@ int _hg_mlog_chain(void **slot, void *ours, void **prev);
 /* Puts *prev back when *slot is still ours: 0; HG_EBUSY when another
  * logger was installed over ours (ours stays, and must forward only). */
 int _hg_mlog_unchain(void **slot, void *ours, void **prev);
+
+/* ------------------------------------------------------------ mlog_event.c */
+
+/* malloc_logger's type bits (libmalloc private/stack_logging.h). */
+#define HG_MLOG_ALLOCATE 2u
+#define HG_MLOG_DEALLOCATE 4u
+#define HG_MLOG_HAS_ZONE 8u
+#define HG_MLOG_CLEARED 64u
+/* What the hook does for the recorder. */
+struct hg_mlog_sink {
+  /* The usable size of a live block (malloc_size), 0 when no zone has it. */
+  uint64_t (*size)(void *ctx, uintptr_t p);
+  /* A new block: its address, the size asked for, its usable size; the
+   * hook samples, takes the stack and calls _hg_rec_add with `size`. */
+  void (*add)(void *ctx, uintptr_t p, uint64_t requested, uint64_t size, uint32_t skip);
+  void *ctx;
+};
+/* Applies one malloc_logger(type, zone, a2, a3, result, skip) call to r
+ * (mlog_event.c lists the calls): frees and reallocs leave the live map
+ * (with the stored size when r->sizes, else sink->size's); new blocks are
+ * added through sink->add when `recording` (0 after hg_stacks_stop). */
+struct hg_rec;
+void _hg_mlog_event(struct hg_rec *r, int recording, uint32_t type, uintptr_t a2, uintptr_t a3,
+                    uintptr_t result, uint32_t skip, const struct hg_mlog_sink *s);
 
 #endif
