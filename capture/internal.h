@@ -95,6 +95,9 @@ struct hg_cregion {
 /* rss, dirty and swap are not known yet (Linux fork mode reads them during
  * the heap walk): nothing may take the region for untouched. */
 #define HG_RF_NOFIG 2u
+/* Darwin (zone_recorded.c): a walked malloc zone reported a block or a
+ * region of its own in it. */
+#define HG_RF_ZWALKED 4u
 /* Whether the region is known to have no resident page. */
 static inline int _hg_region_untouched(const struct hg_cregion *r) {
   return r->rss == 0 && !(r->flags & HG_RF_NOFIG);
@@ -138,6 +141,11 @@ struct hg_segment {
   uint32_t flags;         /* HG_NODE_* for every node of the segment       */
   uint32_t heap_id;       /* writer heap id                                */
   uint32_t ix_kind;       /* HG_IX_* (ptrindex.h)                          */
+  uint32_t recorded;      /* 1: its nodes are listed from the allocation
+                             recorder, not walked: the memory between them
+                             may hold blocks no list has (allocated before
+                             recording), so in root memory it is scanned
+                             as roots around the nodes (scan.c)           */
 };
 
 /* A node: offset from its segment's base and usable size, in 8-byte units

@@ -182,8 +182,12 @@ int _hg_macho_parse(const uint8_t *hdr, size_t avail, struct hg_macho_info *out)
 /* One enumerated block; first field is the sort key. */
 struct hg_zblock {
   uint64_t addr, size;
-  uint64_t heap;              /* writer heap id of its zone              */
+  uint64_t heap;              /* writer heap id of its zone, and
+                                 HG_ZBLOCK_RECORDED                      */
 };
+/* The block comes from the allocation recorder's live map, not a walk: its
+ * segment is marked recorded (struct hg_segment). */
+#define HG_ZBLOCK_RECORDED (1ull << 32)
 
 /* Turns blocks (in any order, possibly duplicated or overlapping) into
  * capture segments and nodes: sorts them in place, drops duplicates,
@@ -192,6 +196,40 @@ struct hg_zblock {
  * one VM region and one zone a segment spanning that region (clipped to
  * the previous segment). Regions must already be in c->regions. 0 or error. */
 int _hg_zone_blocks_commit(struct hg_cap *c, struct hg_zblock *blocks, size_t n);
+
+/* ------------------------------------------------------------ zone_recorded.c */
+
+/* VM user_tag of nano v2's regions (mach/vm_statistics.h). */
+#define HG_VM_MEMORY_MALLOC_NANO 11u
+#define HG_ZREC_NONE UINT64_MAX
+/* Heaps that take the live map's blocks of zones not walked, decided
+ * before the freeze (HG_ZREC_NONE: no such zone). */
+struct hg_zrec_plan {
+  uint64_t nano_heap;         /* a nano v2 zone not walked: blocks in
+                                 MALLOC_NANO regions                     */
+  uint64_t other_heap;        /* the other zones not walked              */
+};
+struct hg_zrec_stats {
+  uint64_t listed;            /* appended as recorded blocks             */
+  uint64_t in_walked;         /* in a walked zone's regions: skipped     */
+  uint64_t unowned;           /* no zone not walked could own it         */
+  uint64_t unreadable;        /* not in readable heap/anonymous memory   */
+};
+/* Appends to c->work (struct hg_zblock, heap | HG_ZBLOCK_RECORDED) every
+ * live-map block of r that lies in memory no walked zone touched — the
+ * walked zones' blocks are c->work's from index `mark` (uint64 units) on,
+ * their claimed regions `claimed` (both sorted here in place) — and marks
+ * the regions they touched HG_RF_ZWALKED. Regions must be sorted. 0,
+ * HG_EUNSUPPORTED (no recorder, or it keeps no sizes), HG_ENOMEM. */
+struct hg_rec;
+struct hg_zrange;
+int _hg_zone_recorded_collect(struct hg_cap *c, const struct hg_rec *r, size_t mark,
+                              struct hg_zrange *claimed, size_t nclaimed,
+                              const struct hg_zrec_plan *p, struct hg_zrec_stats *st);
+/* The snapshot's heap_status when zones (a list of names) were not walked:
+ * their blocks listed from the recorder (why_not NULL), or why not and how
+ * to get them. Written to buf; returns buf. */
+const char *_hg_zone_recorded_note(char *buf, size_t size, const char *zones, const char *why_not);
 
 /* ------------------------------------------------------------ image_file.c */
 
@@ -258,8 +296,10 @@ int _hg_zone_plan_walks(int plan);
 int _hg_zone_plan(const struct hg_zone_facts *f);
 /* Why a zone is not walked, NULL for HG_ZONE_WALK. */
 const char *_hg_zone_plan_reason(int plan);
-/* The snapshot's heap name: the zone's, plus " (not walked: why)". */
-const char *_hg_zone_heap_name(const char *zone, int plan, char *buf, size_t size);
+/* The snapshot's heap name: the zone's, plus " (not walked: why)", and
+ * when listed (zone_recorded.c) "; blocks listed from the allocation
+ * recorder" inside the parentheses. */
+const char *_hg_zone_heap_name(const char *zone, int plan, int listed, char *buf, size_t size);
 /* 1 when the stack-logging lock (msl_locked, may be NULL) or a lock of a
  * zone planned HG_ZONE_WALK (zone_locked(ctx, i)) is held. */
 int _hg_zones_busy(const uint8_t *plans, uint32_t n, int (*zone_locked)(void *ctx, uint32_t i),
@@ -268,7 +308,9 @@ int _hg_zones_busy(const uint8_t *plans, uint32_t n, int (*zone_locked)(void *ct
 struct hg_zrange {
   uint64_t lo, hi;
 };
-/* Malloc regions (HG_RK_HEAP) that hold no enumerated segment and overlap
+/* Malloc regions (HG_RK_HEAP) that hold no enumerated segment (recorded
+ * segments, zone_recorded.c, do not count: their regions are still root
+ * memory around the listed blocks) and overlap
  * none of the claimed ranges (sorted here in place; NULL = unknown, e.g.
  * the table overflowed) become anonymous HG_RK_OTHER: scanned
  * conservatively as root memory. Regions and segments must be sorted.
