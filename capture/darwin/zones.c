@@ -64,6 +64,7 @@ static struct {
   malloc_zone_t *zone[MAX_ZONES];
   uint32_t heap[MAX_ZONES];
   uint8_t plan[MAX_ZONES];
+  const char *name[MAX_ZONES];
   struct hg_nano_layout nano[MAX_ZONES];
   uint32_t n;
   boolean_t (*msl_locked)(void);
@@ -164,9 +165,7 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
                             : "record their blocks with hg_stacks_start (Swift: "
                               "HeapGraph.startRecordingAllocationStacks) before the capture";
   Z.rec_on = !why_not;
-  Z.rplan.nano_heap = Z.rplan.other_heap = HG_ZREC_NONE;
-  char unwalked[160] = "";
-  uint32_t walked = 0, others = 0;
+  uint32_t walked = 0;
   for (unsigned i = 0; i < count && Z.n < MAX_ZONES; i++) {
     malloc_zone_t *z = (malloc_zone_t *)zones[i];
     if (!z) continue;
@@ -193,24 +192,26 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
     Z.zone[Z.n] = z;
     Z.heap[Z.n] = id;
     Z.plan[Z.n] = (uint8_t)plan;
+    Z.name[Z.n] = z->zone_name;
     Z.n++;
     if (!walks) {
       c->heap_errors++; /* loud: counted, and named in the heap record */
-      size_t u = strlen(unwalked);
-      snprintf(unwalked + u, sizeof unwalked - u, "%s%s", u ? ", " : "", zn);
-      if (plan == HG_ZONE_NANO) Z.rplan.nano_heap = id;
-      else if (others++ == 0) Z.rplan.other_heap = id;
       continue;
     }
     walked++;
   }
-  if (others > 1 && Z.rec_on) { /* which of them owns a block is not known */
+  char unwalked[160];
+  int shared = 0;
+  if (_hg_zone_recorded_plan(Z.plan, Z.heap, Z.name, Z.n, &Z.rplan, &shared, unwalked, sizeof unwalked)) {
+    _hg_zone_recorded_note(c->heap_reason, sizeof c->heap_reason, unwalked, why_not);
     uint32_t id = 0;
-    if (hg_writer_heap(c->w, "recorded blocks of the zones not walked (not nano)", &id) != 0) return HG_ENOMEM;
-    Z.rplan.other_heap = id;
+    if (shared && Z.rec_on) {
+      if (hg_writer_heap(c->w, "recorded blocks of the zones not walked (not nano)", &id) != 0) return HG_ENOMEM;
+      Z.rplan.other_heap = id;
+    }
+  } else {
+    Z.rec_on = 0; /* every zone is walked */
   }
-  if (*unwalked) _hg_zone_recorded_note(c->heap_reason, sizeof c->heap_reason, unwalked, why_not);
-  else Z.rec_on = 0;
   Z.msl_locked = (boolean_t(*)(void))dlsym(RTLD_DEFAULT, "msl_stack_logging_locked");
   /* ObjC tagged pointers with low tag bits (macOS x86_64) are never edges */
   const uintptr_t *tm = dlsym(RTLD_DEFAULT, "objc_debug_taggedpointer_mask");

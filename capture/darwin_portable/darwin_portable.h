@@ -226,6 +226,14 @@ struct hg_zrange;
 int _hg_zone_recorded_collect(struct hg_cap *c, const struct hg_rec *r, size_t mark,
                               struct hg_zrange *claimed, size_t nclaimed,
                               const struct hg_zrec_plan *p, struct hg_zrec_stats *st);
+/* From each zone's plan (enum hg_zone_plan_kind), heap id and name (NULL:
+ * "malloc zone"), n zones: the heaps that take the recorder's blocks of
+ * the zones not walked — a nano v2 zone's its own, the others' the one
+ * other zone's; with several others p->other_heap is HG_ZREC_NONE and
+ * *shared 1 (the caller makes one heap for them) — and their names,
+ * ", "-separated, in list. Returns how many zones are not walked. */
+uint32_t _hg_zone_recorded_plan(const uint8_t *plans, const uint32_t *heaps, const char *const *names,
+                                uint32_t n, struct hg_zrec_plan *p, int *shared, char *list, size_t size);
 /* The snapshot's heap_status when zones (a list of names) were not walked:
  * their blocks listed from the recorder (why_not NULL), or why not and how
  * to get them. Written to buf; returns buf. */

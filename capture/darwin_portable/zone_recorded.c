@@ -128,6 +128,24 @@ int _hg_zone_recorded_collect(struct hg_cap *c, const struct hg_rec *r, size_t m
   return _hg_rec_each(r, collect_one, &x);
 }
 
+uint32_t _hg_zone_recorded_plan(const uint8_t *plans, const uint32_t *heaps, const char *const *names,
+                                uint32_t n, struct hg_zrec_plan *p, int *shared, char *list, size_t size) {
+  uint32_t unwalked = 0, others = 0;
+  p->nano_heap = p->other_heap = HG_ZREC_NONE;
+  if (size) *list = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (_hg_zone_plan_walks(plans[i])) continue;
+    size_t u = strlen(list);
+    if (u < size) snprintf(list + u, size - u, "%s%s", unwalked ? ", " : "", names[i] ? names[i] : "malloc zone");
+    unwalked++;
+    if (plans[i] == HG_ZONE_NANO) p->nano_heap = heaps[i];
+    else if (others++ == 0) p->other_heap = heaps[i];
+  }
+  *shared = others > 1;
+  if (*shared) p->other_heap = HG_ZREC_NONE; /* which of them owns a block is not known */
+  return unwalked;
+}
+
 const char *_hg_zone_recorded_note(char *buf, size_t size, const char *zones, const char *why_not) {
   if (!why_not)
     snprintf(buf, size, "ok: %s not walked, their blocks are the allocation recorder's", zones);

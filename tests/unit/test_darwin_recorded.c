@@ -250,7 +250,51 @@ static void test_notes(void) {
   CHECK(!strcmp(_hg_zone_heap_name("MallocHelperZone", HG_ZONE_WALK, 1, name, sizeof name), "MallocHelperZone"));
 }
 
+/* Which heaps take the listed blocks, from zones as libmalloc makes them
+ * (facts as in test_darwin_freeze.c): nano v2 next to its helper
+ * (malloc.c:1650-1670 names them) with an unrecognised layout, the helper
+ * (scalable, zone_locked, version 13), an xzone (walked), a custom zone
+ * without zone_locked and one without an enumerator. */
+static void test_plan(void) {
+  struct hg_zone_facts f[] = {
+      {"DefaultMallocZone", 13, 1, 1, 1, 0, 0}, /* nano v2, layout not recognised */
+      {"MallocHelperZone", 13, 1, 1, 1, 0, 0},
+      {"xzone", 16, 1, 1, 1, HG_MALLOC_ZONE_TYPE_XZONE, 0},
+      {"custom", 10, 1, 0, 1, 0, 0},            /* zone_locked NULL */
+      {NULL, 10, 0, 1, 1, 0, 0},                /* no enumerator, no name */
+  };
+  uint8_t plans[5];
+  uint32_t heaps[5] = {11, 12, 13, 14, 15};
+  const char *names[5];
+  for (int i = 0; i < 5; i++) {
+    plans[i] = (uint8_t)_hg_zone_plan(&f[i]);
+    names[i] = f[i].name;
+  }
+  CHECK_EQ_U(plans[0], HG_ZONE_NANO);
+  CHECK_EQ_U(plans[2], HG_ZONE_XZONE);
+  char list[160];
+  struct hg_zrec_plan p;
+  int shared = -1;
+  CHECK_EQ_U(_hg_zone_recorded_plan(plans, heaps, names, 5, &p, &shared, list, sizeof list), 3);
+  CHECK(!strcmp(list, "DefaultMallocZone, custom, malloc zone"));
+  CHECK_EQ_U(p.nano_heap, 11);
+  CHECK_EQ_U(p.other_heap, HG_ZREC_NONE); /* two others: the caller's shared heap */
+  CHECK_EQ_U(shared, 1);
+  /* one other: its own heap */
+  CHECK_EQ_U(_hg_zone_recorded_plan(plans, heaps, names, 4, &p, &shared, list, sizeof list), 2);
+  CHECK_EQ_U(p.other_heap, 14);
+  CHECK_EQ_U(shared, 0);
+  /* everything walked: nothing to list, an empty list */
+  CHECK_EQ_U(_hg_zone_recorded_plan(plans + 1, heaps + 1, names + 1, 2, &p, &shared, list, sizeof list), 0);
+  CHECK(!strcmp(list, "") && p.nano_heap == HG_ZREC_NONE && p.other_heap == HG_ZREC_NONE);
+  /* a short buffer is cut, never overrun */
+  char small[8];
+  _hg_zone_recorded_plan(plans, heaps, names, 5, &p, &shared, small, sizeof small);
+  CHECK_EQ_U(strlen(small), 7);
+}
+
 int main(void) {
+  RUN(test_plan);
   RUN(test_recorded_blocks);
   RUN(test_unowned_and_no_sizes);
   RUN(test_notes);
