@@ -117,6 +117,7 @@ int _hg_capture_meta(struct hg_cap *c, int final) {
   add_num(&b, "stacks_unapplied", c->stacks_unapplied); /* 0: not written */
   if (c->images_encrypted) add_num(&b, "images_encrypted", c->images_encrypted);
   if (c->dead_stacks) add_num(&b, "dead_thread_stacks", c->dead_stacks);
+  if (c->recorded_blocks) add_num(&b, "recorded_blocks", c->recorded_blocks);
   return hg_writer_meta(c->w, &b.m);
 }
 

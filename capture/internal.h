@@ -207,6 +207,8 @@ struct hg_cap {
   uint64_t freed_excluded;  /* cached-free blocks dropped from the nodes    */
   uint64_t dead_stacks;     /* dead threads' cached stacks kept out of the
                                root scan (Linux threads.c)                   */
+  uint64_t recorded_blocks; /* blocks listed from the allocation recorder's
+                               live map (alloc_heap.c, Darwin zone_recorded.c) */
 
   /* classifiers */
   uint32_t nclassifiers;

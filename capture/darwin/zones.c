@@ -358,6 +358,7 @@ int _hg_plat_heap_walk(struct hg_cap *c) {
       return rc;
     }
     c->heap_errors += st.unreadable;
+    c->recorded_blocks = st.listed;
   }
   struct hg_zblock *blocks = (struct hg_zblock *)_hg_vec_at(&c->work, Z.mark);
   size_t n = (_hg_vec_len(&c->work) - Z.mark) * 8 / sizeof *blocks;

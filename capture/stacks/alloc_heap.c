@@ -111,6 +111,7 @@ int _hg_stacks_heap_walk(struct hg_cap *c) {
       c->heap_errors++; /* overlaps the previous block */
       continue;
     }
+    c->recorded_blocks++;
     /* the regions holding blocks are the allocator's heap, not roots */
     for (int64_t ri = _hg_region_find(c, a); ri >= 0 && (size_t)ri < _hg_vec_len(&c->regions); ri++) {
       struct hg_cregion *rg = _hg_vec_at(&c->regions, (size_t)ri);
