@@ -95,7 +95,9 @@ int _hg_capture_meta(struct hg_cap *c, int final) {
     return hg_writer_meta(c->w, &b.m);
   }
   b.m.allocator = c->allocator ? c->allocator : "unknown";
-  b.m.heap_status = c->heap_status || c->rec_heap ? c->heap_reason : "ok";
+  /* "ok: …" when a heap was listed from the recorder, or some heap (a
+   * Darwin zone) was not walked */
+  b.m.heap_status = c->heap_status || c->rec_heap || c->heap_reason[0] ? c->heap_reason : "ok";
   add_num(&b, "pause_ns", c->pause_ns);
   add_num(&b, "walk_ns", c->walk_ns);
   add_num(&b, "scan_ns", c->scan_ns);
@@ -115,6 +117,7 @@ int _hg_capture_meta(struct hg_cap *c, int final) {
   add_num(&b, "stacks_unapplied", c->stacks_unapplied); /* 0: not written */
   if (c->images_encrypted) add_num(&b, "images_encrypted", c->images_encrypted);
   if (c->dead_stacks) add_num(&b, "dead_thread_stacks", c->dead_stacks);
+  if (c->recorded_blocks) add_num(&b, "recorded_blocks", c->recorded_blocks);
   return hg_writer_meta(c->w, &b.m);
 }
 
@@ -322,7 +325,7 @@ static int run(struct hg_cap *c, const char *path) {
   if (c->rec_heap)
     snprintf(heap_note, sizeof heap_note, "blocks of %s listed from the allocation recorder (its heap is not walked)",
              c->allocator);
-  else snprintf(heap_note, sizeof heap_note, "%s", c->heap_status ? c->heap_reason : "");
+  else snprintf(heap_note, sizeof heap_note, "%s", c->heap_reason);
   if ((rc = freeze_when_quiet(c))) return rc;
   if (c->mode == HG_MODE_FORK) {
     rc = _hg_plat_fork_run(c, fork_body); /* thaws in the parent */

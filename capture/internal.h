@@ -95,6 +95,9 @@ struct hg_cregion {
 /* rss, dirty and swap are not known yet (Linux fork mode reads them during
  * the heap walk): nothing may take the region for untouched. */
 #define HG_RF_NOFIG 2u
+/* Darwin (zone_recorded.c): a walked malloc zone reported a block or a
+ * region of its own in it. */
+#define HG_RF_ZWALKED 4u
 /* Whether the region is known to have no resident page. */
 static inline int _hg_region_untouched(const struct hg_cregion *r) {
   return r->rss == 0 && !(r->flags & HG_RF_NOFIG);
@@ -138,6 +141,11 @@ struct hg_segment {
   uint32_t flags;         /* HG_NODE_* for every node of the segment       */
   uint32_t heap_id;       /* writer heap id                                */
   uint32_t ix_kind;       /* HG_IX_* (ptrindex.h)                          */
+  uint32_t recorded;      /* 1: its nodes are listed from the allocation
+                             recorder, not walked: the memory between them
+                             may hold blocks no list has (allocated before
+                             recording), so in root memory it is scanned
+                             as roots around the nodes (scan.c)           */
 };
 
 /* A node: offset from its segment's base and usable size, in 8-byte units
@@ -199,6 +207,8 @@ struct hg_cap {
   uint64_t freed_excluded;  /* cached-free blocks dropped from the nodes    */
   uint64_t dead_stacks;     /* dead threads' cached stacks kept out of the
                                root scan (Linux threads.c)                   */
+  uint64_t recorded_blocks; /* blocks listed from the allocation recorder's
+                               live map (alloc_heap.c, Darwin zone_recorded.c) */
 
   /* classifiers */
   uint32_t nclassifiers;
@@ -236,6 +246,10 @@ uint64_t _hg_now_ns(void);
  * how to get them (0); frozen, _hg_stacks_heap_walk makes them nodes. */
 int _hg_stacks_heap_plan(struct hg_cap *c);
 int _hg_stacks_heap_walk(struct hg_cap *c);
+/* Why the recorder r (may be NULL) cannot list a heap's blocks in a capture
+ * of this mode (HG_MODE_*), with how to get them; NULL when it can. */
+struct hg_rec;
+const char *_hg_stacks_unlisted_why(const struct hg_rec *r, int mode);
 /* What the last capture said about its heap when it was not walked ("" when
  * it was): for the preload agent's message. */
 const char *_hg_capture_heap_note(void);

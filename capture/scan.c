@@ -99,10 +99,33 @@ static int scan_other(struct hg_cap *c, uint64_t lo, uint64_t hi) {
   return scan_minus(c, lo, hi, HG_ROOT_OTHER, HG_NO_OWNER, 1);
 }
 
+/* [lo, hi) of a recorded segment (its nodes listed from the allocation
+ * recorder, not walked: struct hg_segment) minus its nodes, as roots: the
+ * memory between listed blocks may hold blocks no list has. */
+static int scan_gaps(struct hg_cap *c, const struct hg_segment *s, uint64_t lo, uint64_t hi) {
+  uint32_t b = s->first, e = s->first + s->count;
+  while (b < e) { /* first node ending after lo */
+    uint32_t m = b + (e - b) / 2;
+    if (_hg_node_addr(c, s, m) + _hg_node_size(c, m) <= lo) b = m + 1;
+    else e = m;
+  }
+  uint64_t p = lo;
+  for (uint32_t i = b; i < s->first + s->count && p < hi; i++) {
+    uint64_t na = _hg_node_addr(c, s, i), nz = na + _hg_node_size(c, i);
+    if (na >= hi) break;
+    if (na > p) {
+      int rc = scan_other(c, p, na);
+      if (rc) return rc;
+    }
+    if (nz > p) p = nz;
+  }
+  return p < hi ? scan_other(c, p, hi) : 0;
+}
+
 /* Anonymous private writable memory that is neither heap, stack, image nor
  * ours (the loader's own allocations, custom pools …) holds roots too, as
- * for valgrind; allocator segments inside such a region are skipped, and
- * so are root ranges (scan_other). */
+ * for valgrind; allocator segments inside such a region are skipped (a
+ * recorded segment's nodes only), and so are root ranges (scan_other). */
 static int scan_anon(struct hg_cap *c) {
   const struct hg_segment *segs = (const struct hg_segment *)c->segments.base;
   size_t nseg = _hg_vec_len(&c->segments), k = 0;
@@ -120,6 +143,14 @@ static int scan_anon(struct hg_cap *c) {
         if (segs[j].base > a) {
           int rc = scan_other(c, a, segs[j].base);
           if (rc) return rc;
+        }
+        if (segs[j].recorded) {
+          uint64_t lo = segs[j].base > a ? segs[j].base : a;
+          uint64_t hi = segs[j].end < run_end ? segs[j].end : run_end;
+          int rc = scan_gaps(c, &segs[j], lo, hi);
+          if (rc) return rc;
+          a = hi;
+          continue;
         }
         a = segs[j].end;
       }

@@ -23,8 +23,14 @@
  * regions to a fixed table. After each zone the thread list is compared
  * with the frozen set: a thread the kernel made meanwhile ran during the
  * enumeration, so the walk is redone after a new freeze (zone_policy.c
- * _hg_zones_walk_stable; HG_EBUSY after HG_ZWALK_TRIES). Malloc regions no
- * walked zone claims are then scanned as root memory (never false leaks).
+ * _hg_zones_walk_stable; HG_EBUSY after HG_ZWALK_TRIES). Zones that are not
+ * walked: when the allocation recorder keeps every block with its size
+ * (hg_stacks_start without sampling, capture/stacks/darwin/alloc_logger.c),
+ * its live map lists their blocks (zone_recorded.c: the blocks in memory no
+ * walked zone touched), else heap_status says which zones were not walked
+ * and how to get their blocks. Malloc regions no walked zone claims are
+ * then scanned as root memory (never false leaks), around the listed
+ * blocks.
  *
  * While frozen: no malloc, no locks taken (the zones' locks are only
  * try-locked by zone_locked, and nobody else runs).
@@ -58,6 +64,7 @@ static struct {
   malloc_zone_t *zone[MAX_ZONES];
   uint32_t heap[MAX_ZONES];
   uint8_t plan[MAX_ZONES];
+  const char *name[MAX_ZONES];
   struct hg_nano_layout nano[MAX_ZONES];
   uint32_t n;
   boolean_t (*msl_locked)(void);
@@ -66,6 +73,8 @@ static struct {
   size_t mark;
   int full;
   uint32_t walked;
+  int rec_on;               /* the live map lists the zones not walked      */
+  struct hg_zrec_plan rplan;
 } Z;
 
 static kern_return_t in_process_reader(task_t task, vm_address_t addr, vm_size_t size, void **out) {
@@ -150,6 +159,12 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
     malloc_zone_t *z = (malloc_zone_t *)zones[i];
     if (z && z->zone_name && strcmp(z->zone_name, "MallocHelperZone") == 0) helper = z;
   }
+  /* the recorder lists the blocks of zones not walked, or says why not */
+  const struct hg_rec *rec = __atomic_load_n(&_hg_rec_global, __ATOMIC_ACQUIRE);
+  const char *why_not = rec ? _hg_stacks_unlisted_why(rec, c->mode)
+                            : "record their blocks with hg_stacks_start (Swift: "
+                              "HeapGraph.startRecordingAllocationStacks) before the capture";
+  Z.rec_on = !why_not;
   uint32_t walked = 0;
   for (unsigned i = 0; i < count && Z.n < MAX_ZONES; i++) {
     malloc_zone_t *z = (malloc_zone_t *)zones[i];
@@ -171,26 +186,40 @@ int _hg_plat_heap_prepare(struct hg_cap *c) {
       zn = named;
     }
     uint32_t id = 0;
-    if (hg_writer_heap(c->w, _hg_zone_heap_name(zn, plan, label, sizeof label), &id) != 0)
+    int walks = _hg_zone_plan_walks(plan);
+    if (hg_writer_heap(c->w, _hg_zone_heap_name(zn, plan, !walks && Z.rec_on, label, sizeof label), &id) != 0)
       return HG_ENOMEM;
     Z.zone[Z.n] = z;
     Z.heap[Z.n] = id;
     Z.plan[Z.n] = (uint8_t)plan;
+    Z.name[Z.n] = z->zone_name;
     Z.n++;
-    if (!_hg_zone_plan_walks(plan)) {
+    if (!walks) {
       c->heap_errors++; /* loud: counted, and named in the heap record */
       continue;
     }
     walked++;
   }
+  char unwalked[160];
+  int shared = 0;
+  if (_hg_zone_recorded_plan(Z.plan, Z.heap, Z.name, Z.n, &Z.rplan, &shared, unwalked, sizeof unwalked)) {
+    _hg_zone_recorded_note(c->heap_reason, sizeof c->heap_reason, unwalked, why_not);
+    uint32_t id = 0;
+    if (shared && Z.rec_on) {
+      if (hg_writer_heap(c->w, "recorded blocks of the zones not walked (not nano)", &id) != 0) return HG_ENOMEM;
+      Z.rplan.other_heap = id;
+    }
+  } else {
+    Z.rec_on = 0; /* every zone is walked */
+  }
   Z.msl_locked = (boolean_t(*)(void))dlsym(RTLD_DEFAULT, "msl_stack_logging_locked");
   /* ObjC tagged pointers with low tag bits (macOS x86_64) are never edges */
   const uintptr_t *tm = dlsym(RTLD_DEFAULT, "objc_debug_taggedpointer_mask");
   c->nonptr_mask = tm ? _hg_objc_nonptr_mask(*tm) : 0;
-  if (walked == 0) {
+  if (walked == 0 && !Z.rec_on) { /* _hg_stacks_heap_plan adds how to get blocks */
     c->heap_status = HG_EUNSUPPORTED;
-    snprintf(c->heap_reason, sizeof c->heap_reason,
-             "no malloc zone can be enumerated safely (%u zones)", count);
+    snprintf(c->heap_reason, sizeof c->heap_reason, "no malloc zone can be enumerated safely (%u zones: %s)",
+             count, unwalked);
   }
   return 0;
 }
@@ -310,11 +339,26 @@ int _hg_plat_heap_walk(struct hg_cap *c) {
     _hg_vec_truncate(&c->work, Z.mark);
     return rc;
   }
-  if (Z.walked == 0) {
+  if (Z.walked == 0 && !Z.rec_on) {
     _hg_vec_truncate(&c->work, Z.mark);
     c->heap_status = HG_EUNSUPPORTED;
     strcpy(c->heap_reason, "no malloc zone could be enumerated safely");
     return HG_EUNSUPPORTED;
+  }
+  if (Z.rec_on && Z.cl.overflow) { /* walked zones' memory unknown: none listed */
+    c->heap_errors++;
+    size_t u = strlen(c->heap_reason);
+    snprintf(c->heap_reason + u, sizeof c->heap_reason - u, " (not listed this time: too many zone regions)");
+  } else if (Z.rec_on) {
+    struct hg_zrec_stats st;
+    rc = _hg_zone_recorded_collect(c, __atomic_load_n(&_hg_rec_global, __ATOMIC_ACQUIRE), Z.mark, claimed,
+                                   Z.cl.n, &Z.rplan, &st);
+    if (rc == HG_ENOMEM) {
+      _hg_vec_truncate(&c->work, Z.mark);
+      return rc;
+    }
+    c->heap_errors += st.unreadable;
+    c->recorded_blocks = st.listed;
   }
   struct hg_zblock *blocks = (struct hg_zblock *)_hg_vec_at(&c->work, Z.mark);
   size_t n = (_hg_vec_len(&c->work) - Z.mark) * 8 / sizeof *blocks;

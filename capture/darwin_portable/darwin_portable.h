@@ -19,6 +19,8 @@
  *   nano_walk.c       nano v2's live blocks from its own metadata
  *   mlog.c            the malloc_logger hook's per-thread state (TSD
  *                     slots, never a thread-local variable) and chaining
+ *   mlog_event.c      one malloc_logger call -> live-map add / remove
+ *   zone_recorded.c   the live map's blocks of zones that are not walked
  *
  * The layouts of the Mach structures are defined here from their published
  * field lists (sizes are checked against the SDK headers by static asserts
@@ -180,8 +182,12 @@ int _hg_macho_parse(const uint8_t *hdr, size_t avail, struct hg_macho_info *out)
 /* One enumerated block; first field is the sort key. */
 struct hg_zblock {
   uint64_t addr, size;
-  uint64_t heap;              /* writer heap id of its zone              */
+  uint64_t heap;              /* writer heap id of its zone, and
+                                 HG_ZBLOCK_RECORDED                      */
 };
+/* The block comes from the allocation recorder's live map, not a walk: its
+ * segment is marked recorded (struct hg_segment). */
+#define HG_ZBLOCK_RECORDED (1ull << 32)
 
 /* Turns blocks (in any order, possibly duplicated or overlapping) into
  * capture segments and nodes: sorts them in place, drops duplicates,
@@ -190,6 +196,48 @@ struct hg_zblock {
  * one VM region and one zone a segment spanning that region (clipped to
  * the previous segment). Regions must already be in c->regions. 0 or error. */
 int _hg_zone_blocks_commit(struct hg_cap *c, struct hg_zblock *blocks, size_t n);
+
+/* ------------------------------------------------------------ zone_recorded.c */
+
+/* VM user_tag of nano v2's regions (mach/vm_statistics.h). */
+#define HG_VM_MEMORY_MALLOC_NANO 11u
+#define HG_ZREC_NONE UINT64_MAX
+/* Heaps that take the live map's blocks of zones not walked, decided
+ * before the freeze (HG_ZREC_NONE: no such zone). */
+struct hg_zrec_plan {
+  uint64_t nano_heap;         /* a nano v2 zone not walked: blocks in
+                                 MALLOC_NANO regions                     */
+  uint64_t other_heap;        /* the other zones not walked              */
+};
+struct hg_zrec_stats {
+  uint64_t listed;            /* appended as recorded blocks             */
+  uint64_t in_walked;         /* in a walked zone's regions: skipped     */
+  uint64_t unowned;           /* no zone not walked could own it         */
+  uint64_t unreadable;        /* not in readable heap/anonymous memory   */
+};
+/* Appends to c->work (struct hg_zblock, heap | HG_ZBLOCK_RECORDED) every
+ * live-map block of r that lies in memory no walked zone touched — the
+ * walked zones' blocks are c->work's from index `mark` (uint64 units) on,
+ * their claimed regions `claimed` (both sorted here in place) — and marks
+ * the regions they touched HG_RF_ZWALKED. Regions must be sorted. 0,
+ * HG_EUNSUPPORTED (no recorder, or it keeps no sizes), HG_ENOMEM. */
+struct hg_rec;
+struct hg_zrange;
+int _hg_zone_recorded_collect(struct hg_cap *c, const struct hg_rec *r, size_t mark,
+                              struct hg_zrange *claimed, size_t nclaimed,
+                              const struct hg_zrec_plan *p, struct hg_zrec_stats *st);
+/* From each zone's plan (enum hg_zone_plan_kind), heap id and name (NULL:
+ * "malloc zone"), n zones: the heaps that take the recorder's blocks of
+ * the zones not walked — a nano v2 zone's its own, the others' the one
+ * other zone's; with several others p->other_heap is HG_ZREC_NONE and
+ * *shared 1 (the caller makes one heap for them) — and their names,
+ * ", "-separated, in list. Returns how many zones are not walked. */
+uint32_t _hg_zone_recorded_plan(const uint8_t *plans, const uint32_t *heaps, const char *const *names,
+                                uint32_t n, struct hg_zrec_plan *p, int *shared, char *list, size_t size);
+/* The snapshot's heap_status when zones (a list of names) were not walked:
+ * their blocks listed from the recorder (why_not NULL), or why not and how
+ * to get them. Written to buf; returns buf. */
+const char *_hg_zone_recorded_note(char *buf, size_t size, const char *zones, const char *why_not);
 
 /* ------------------------------------------------------------ image_file.c */
 
@@ -256,8 +304,10 @@ int _hg_zone_plan_walks(int plan);
 int _hg_zone_plan(const struct hg_zone_facts *f);
 /* Why a zone is not walked, NULL for HG_ZONE_WALK. */
 const char *_hg_zone_plan_reason(int plan);
-/* The snapshot's heap name: the zone's, plus " (not walked: why)". */
-const char *_hg_zone_heap_name(const char *zone, int plan, char *buf, size_t size);
+/* The snapshot's heap name: the zone's, plus " (not walked: why)", and
+ * when listed (zone_recorded.c) "; blocks listed from the allocation
+ * recorder" inside the parentheses. */
+const char *_hg_zone_heap_name(const char *zone, int plan, int listed, char *buf, size_t size);
 /* 1 when the stack-logging lock (msl_locked, may be NULL) or a lock of a
  * zone planned HG_ZONE_WALK (zone_locked(ctx, i)) is held. */
 int _hg_zones_busy(const uint8_t *plans, uint32_t n, int (*zone_locked)(void *ctx, uint32_t i),
@@ -266,7 +316,9 @@ int _hg_zones_busy(const uint8_t *plans, uint32_t n, int (*zone_locked)(void *ct
 struct hg_zrange {
   uint64_t lo, hi;
 };
-/* Malloc regions (HG_RK_HEAP) that hold no enumerated segment and overlap
+/* Malloc regions (HG_RK_HEAP) that hold no enumerated segment (recorded
+ * segments, zone_recorded.c, do not count: their regions are still root
+ * memory around the listed blocks) and overlap
  * none of the claimed ranges (sorted here in place; NULL = unknown, e.g.
  * the table overflowed) become anonymous HG_RK_OTHER: scanned
  * conservatively as root memory. Regions and segments must be sorted.
@@ -382,5 +434,29 @@ int _hg_mlog_chain(void **slot, void *ours, void **prev);
 /* Puts *prev back when *slot is still ours: 0; HG_EBUSY when another
  * logger was installed over ours (ours stays, and must forward only). */
 int _hg_mlog_unchain(void **slot, void *ours, void **prev);
+
+/* ------------------------------------------------------------ mlog_event.c */
+
+/* malloc_logger's type bits (libmalloc private/stack_logging.h). */
+#define HG_MLOG_ALLOCATE 2u
+#define HG_MLOG_DEALLOCATE 4u
+#define HG_MLOG_HAS_ZONE 8u
+#define HG_MLOG_CLEARED 64u
+/* What the hook does for the recorder. */
+struct hg_mlog_sink {
+  /* The usable size of a live block (malloc_size), 0 when no zone has it. */
+  uint64_t (*size)(void *ctx, uintptr_t p);
+  /* A new block: its address, the size asked for, its usable size; the
+   * hook samples, takes the stack and calls _hg_rec_add with `size`. */
+  void (*add)(void *ctx, uintptr_t p, uint64_t requested, uint64_t size, uint32_t skip);
+  void *ctx;
+};
+/* Applies one malloc_logger(type, zone, a2, a3, result, skip) call to r
+ * (mlog_event.c lists the calls): frees and reallocs leave the live map
+ * (with the stored size when r->sizes, else sink->size's); new blocks are
+ * added through sink->add when `recording` (0 after hg_stacks_stop). */
+struct hg_rec;
+void _hg_mlog_event(struct hg_rec *r, int recording, uint32_t type, uintptr_t a2, uintptr_t a3,
+                    uintptr_t result, uint32_t skip, const struct hg_mlog_sink *s);
 
 #endif

@@ -11,7 +11,9 @@
  * region (clipped to the previous segment's end, and to what a segment can
  * span); when another zone's block appears inside that span (the kernel
  * may report adjacent allocations of two zones as one VM region) the open
- * segment is cut where that block starts.
+ * segment is cut where that block starts. Blocks listed from the
+ * allocation recorder (HG_ZBLOCK_RECORDED in their heap) get segments of
+ * their own, marked recorded.
  *
  * Pure and portable (unit-tested on Linux); never calls malloc.
  */
@@ -71,6 +73,8 @@ int _hg_zone_blocks_commit(struct hg_cap *c, struct hg_zblock *blocks, size_t n)
       }
       int rc = _hg_seg_begin(c, base, end, HG_NODE_MALLOC, (uint32_t)b->heap);
       if (rc) return rc;
+      if (b->heap & HG_ZBLOCK_RECORDED) /* listed, not walked (zone_recorded.c) */
+        ((struct hg_segment *)_hg_vec_at(&c->segments, _hg_vec_len(&c->segments) - 1))->recorded = 1;
       open = 1;
       seg_end = end;
       seg_heap = b->heap;

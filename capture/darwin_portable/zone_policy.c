@@ -90,11 +90,12 @@ const char *_hg_zone_plan_reason(int plan) {
   }
 }
 
-const char *_hg_zone_heap_name(const char *zone, int plan, char *buf, size_t size) {
+const char *_hg_zone_heap_name(const char *zone, int plan, int listed, char *buf, size_t size) {
   const char *why = _hg_zone_plan_reason(plan);
   if (!zone) zone = "malloc zone";
   if (!why) return zone;
-  snprintf(buf, size, "%s (not walked: %s)", zone, why);
+  snprintf(buf, size, "%s (not walked: %s%s)", zone, why,
+           listed ? "; blocks listed from the allocation recorder" : "");
   return buf;
 }
 
@@ -140,7 +141,9 @@ uint32_t _hg_zone_demote_unwalked(struct hg_cap *c, struct hg_zrange *claimed, s
     struct hg_cregion *r = _hg_vec_at(&c->regions, i);
     while (k < nseg && segs[k].end <= r->start) k++;
     if (r->kind != HG_RK_HEAP) continue;
-    if (k < nseg && segs[k].base < r->end) continue; /* holds enumerated blocks */
+    int walked = 0; /* holds enumerated blocks (recorded ones do not count) */
+    for (size_t j = k; j < nseg && segs[j].base < r->end && !walked; j++) walked = !segs[j].recorded;
+    if (walked) continue;
     /* a walked zone's region without live blocks: free memory, not roots */
     if (claimed && overlaps_claimed(claimed, nclaimed, &kc, r->start, r->end)) continue;
     r->kind = HG_RK_OTHER;

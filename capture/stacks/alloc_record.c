@@ -142,6 +142,7 @@ int _hg_rec_init(struct hg_rec *r, const struct hg_rec_config *cfg) {
   if (r->max_frames > HG_REC_MAX_FRAMES) r->max_frames = HG_REC_MAX_FRAMES;
   r->budget = cfg && cfg->budget ? cfg->budget : (256ull << 20);
   r->sample_bytes = cfg ? cfg->sample_bytes : 0;
+  r->sizes = cfg && cfg->sizes;
   uint64_t cap = r->budget / 1024;
   if (cap < 1024) cap = 1024;
   if (cap > (1u << HG_REC_STACK_ID_BITS) - 1) cap = (1u << HG_REC_STACK_ID_BITS) - 1;
@@ -165,7 +166,7 @@ int _hg_rec_init(struct hg_rec *r, const struct hg_rec_config *cfg) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   r->shard_bits = 2;
   while (r->shard_bits < 6 && (1l << r->shard_bits) < 2 * cpus) r->shard_bits++;
-  uint64_t shard_b = MAP_INITIAL * 8;
+  uint64_t shard_b = MAP_INITIAL * _hg_rec_slot_bytes(r);
   for (unsigned i = 0; i < (1u << r->shard_bits); i++) {
     struct hg_rec_shard *s = &r->shards[i];
     if (_hg_rec_reserve(r, shard_b) || !(s->slots = map_table(shard_b))) {
@@ -179,7 +180,7 @@ int _hg_rec_init(struct hg_rec *r, const struct hg_rec_config *cfg) {
 
 void _hg_rec_destroy(struct hg_rec *r) {
   for (unsigned i = 0; i < HG_REC_SHARDS; i++)
-    if (r->shards[i].slots) unmap(r->shards[i].slots, r->shards[i].cap * 8);
+    if (r->shards[i].slots) unmap(r->shards[i].slots, r->shards[i].cap * _hg_rec_slot_bytes(r));
   if (r->index) unmap(r->index, r->fixed_bytes);
   memset(r, 0, sizeof *r);
 }
@@ -318,6 +319,9 @@ static struct hg_rec_shard *shard_of(const struct hg_rec *r, uint64_t h) {
   return (struct hg_rec_shard *)&r->shards[h >> (64 - r->shard_bits)];
 }
 
+/* The sizes of table t of cap slots (r->sizes): after its slots, same index. */
+static inline uint32_t *sizes_of(const uint64_t *t, uint64_t cap) { return (uint32_t *)(uintptr_t)(t + cap); }
+
 /* Home slot of a key hash in a table of cap slots (any cap: multiply-shift). */
 static inline uint64_t home(uint64_t h, uint64_t cap) { return ((h & 0xffffffffu) * cap) >> 32; }
 static inline uint64_t step(uint64_t i, uint64_t cap) { return i + 1 == cap ? 0 : i + 1; }
@@ -325,10 +329,10 @@ static inline uint64_t step(uint64_t i, uint64_t cap) { return i + 1 == cap ? 0 
  * without a division (one is tens of cycles, and removes ran two a slot). */
 static inline uint64_t cyc(uint64_t b, uint64_t a, uint64_t cap) { return b >= a ? b - a : b + cap - a; }
 
-/* Grows s's table by half (load 3/4 -> 1/2: 10.7 to 16 bytes per block);
- * called with the shard lock held. */
+/* Grows s's table by half (load 3/4 -> 1/2: 10.7 to 16 bytes per block,
+ * 16 to 24 with sizes); called with the shard lock held. */
 static int grow(struct hg_rec *r, struct hg_rec_shard *s) {
-  uint64_t ncap = s->cap + s->cap / 2, nb = ncap * 8;
+  uint64_t sb = _hg_rec_slot_bytes(r), ncap = s->cap + s->cap / 2, nb = ncap * sb;
   if (_hg_rec_reserve(r, nb)) return -1;
   uint64_t *ns = map_table(nb);
   if (!ns) {
@@ -336,14 +340,16 @@ static int grow(struct hg_rec *r, struct hg_rec_shard *s) {
     __atomic_store_n(&r->status, 1u, __ATOMIC_RELAXED);
     return -1;
   }
+  uint32_t *osz = sizes_of(s->slots, s->cap), *nsz = sizes_of(ns, ncap);
   for (uint64_t i = 0; i < s->cap; i++) {
     uint64_t v = s->slots[i];
     if (!v) continue;
     uint64_t j = home(ahash(v >> HG_REC_STACK_ID_BITS), ncap);
     while (ns[j]) j = step(j, ncap);
     ns[j] = v;
+    if (r->sizes) nsz[j] = osz[i];
   }
-  uint64_t *old = s->slots, ob = s->cap * 8;
+  uint64_t *old = s->slots, ob = s->cap * sb;
   /* publish the complete new table before the old one goes away */
   __atomic_store_n(&s->slots, ns, __ATOMIC_RELEASE);
   __atomic_store_n(&s->cap, ncap, __ATOMIC_RELEASE);
@@ -380,6 +386,8 @@ static inline int add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t 
     return -1;
   }
   uint64_t h = ahash(key), v = (key << HG_REC_STACK_ID_BITS) | id;
+  uint32_t code = _hg_rec_size_code(size);
+  if (r->sizes) size = _hg_rec_size_decode(code); /* what a remove will count */
   struct hg_rec_shard *s = shard_of(r, h);
   if (!single) spin_lock(&s->lock);
   if ((s->used + 1) * 4 > s->cap * 3 && grow(r, s)) {
@@ -393,12 +401,18 @@ static inline int add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t 
     if (!cur) break;
     if ((cur >> HG_REC_STACK_ID_BITS) == key) { /* replaced (or stale: a free we missed) */
       __atomic_store_n(&s->slots[i], v, __ATOMIC_RELAXED);
+      if (r->sizes) {
+        uint32_t *sz = sizes_of(s->slots, s->cap);
+        old_size = _hg_rec_size_decode(sz[i]);
+        __atomic_store_n(&sz[i], code, __ATOMIC_RELAXED);
+      }
       count(r, (uint32_t)(cur & ID_MASK), old_size, -1, single);
       count(r, id, size, +1, single);
       if (!single) spin_unlock(&s->lock);
       return 0;
     }
   }
+  if (r->sizes) __atomic_store_n(&sizes_of(s->slots, s->cap)[i], code, __ATOMIC_RELAXED);
   __atomic_store_n(&s->slots[i], v, __ATOMIC_RELAXED);
   s->used++;
   if (r->sample_bytes && *bucket(r, h) < 255) /* 255 sticks: "maybe" forever */
@@ -426,6 +440,8 @@ static inline uint32_t del(struct hg_rec *r, uintptr_t addr, uint64_t size, int 
     }
     if ((v >> HG_REC_STACK_ID_BITS) == key) break;
   }
+  uint32_t *sz = r->sizes ? sizes_of(t, m) : NULL;
+  if (sz) size = _hg_rec_size_decode(sz[i]); /* as _hg_rec_add counted it */
   /* backward-shift deletion keeps every probe chain unbroken */
   uint64_t j = i;
   for (;;) {
@@ -435,6 +451,7 @@ static inline uint32_t del(struct hg_rec *r, uintptr_t addr, uint64_t size, int 
     uint64_t hw = home(ahash(w >> HG_REC_STACK_ID_BITS), m);
     /* w may move to i when its home is not in the cyclic range (i, j] */
     if (cyc(j, hw, m) >= cyc(j, i, m)) {
+      if (sz) __atomic_store_n(&sz[i], sz[j], __ATOMIC_RELAXED);
       __atomic_store_n(&t[i], w, __ATOMIC_RELAXED);
       i = j;
     }
@@ -458,14 +475,17 @@ int _hg_rec_set_single(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t
 }
 uint32_t _hg_rec_remove_single(struct hg_rec *r, uintptr_t addr, uint64_t size) { return del(r, addr, size, 1); }
 
-int _hg_rec_each(const struct hg_rec *r, int (*fn)(void *ctx, uintptr_t addr, uint32_t id), void *ctx) {
+int _hg_rec_each(const struct hg_rec *r, hg_rec_each_fn fn, void *ctx) {
   for (uint32_t k = 0; k < (1u << r->shard_bits); k++) {
     const struct hg_rec_shard *s = &r->shards[k];
     uint64_t m = __atomic_load_n(&s->cap, __ATOMIC_ACQUIRE); /* size first: see _hg_rec_lookup */
     const uint64_t *t = __atomic_load_n(&s->slots, __ATOMIC_ACQUIRE);
+    const uint32_t *sz = t && r->sizes ? sizes_of(t, m) : NULL;
     for (uint64_t i = 0; t && i < m; i++) {
       uint64_t v = __atomic_load_n(&t[i], __ATOMIC_RELAXED);
-      int rc = v ? fn(ctx, (uintptr_t)((v >> HG_REC_STACK_ID_BITS) << ADDR_SHIFT), (uint32_t)(v & ID_MASK)) : 0;
+      if (!v) continue;
+      uint64_t size = sz ? _hg_rec_size_decode(__atomic_load_n(&sz[i], __ATOMIC_RELAXED)) : 0;
+      int rc = fn(ctx, (uintptr_t)((v >> HG_REC_STACK_ID_BITS) << ADDR_SHIFT), (uint32_t)(v & ID_MASK), size);
       if (rc) return rc;
     }
   }

@@ -10,7 +10,12 @@
  *                 transparent huge pages: fewer TLB misses),
  *                 one 8-byte slot per block ((addr >> 4) << 21 | stack id),
  *                 linear probing, growing by half at 3/4 load (so 10.7 to
- *                 16 bytes per live block)
+ *                 16 bytes per live block); with hg_rec_config.sizes (the
+ *                 Darwin hook) each slot also has a 4-byte size, in a
+ *                 second array of the same table indexed like the slots
+ *                 (12-byte slots: 16 to 24 bytes per live block), so a
+ *                 capture can list blocks of a heap it cannot walk without
+ *                 asking the allocator (alloc_heap.c, zone_recorded.c)
  *
  * Everything is bounded by a byte budget; when a table cannot grow within it,
  * recording stops (status "budget-exhausted", dropped blocks counted) and the
@@ -66,6 +71,7 @@ struct hg_rec {
   uint64_t dropped;        /* blocks not recorded (atomic)                    */
   uint32_t shard_bits;     /* shards in use: 1 << shard_bits (from the CPU
                               count: 2 per CPU, 4 to 64)                      */
+  uint32_t sizes;          /* 1: a size per block (_hg_rec_size_code)       */
   /* stack table */
   int stack_lock;
   uint32_t stack_count;    /* ids 1..stack_count are valid (atomic, release)  */
@@ -92,6 +98,9 @@ struct hg_rec_config {
   uint32_t max_frames;     /* default 32                                      */
   uint64_t budget;         /* default 256 MiB                                 */
   uint64_t sample_bytes;   /* 0 = full tracking                               */
+  uint32_t sizes;          /* 1: keep each block's size (the usable size the
+                              hook passes to _hg_rec_add); a remove then
+                              takes the block's size from the map          */
 };
 
 /* Maps the tables. 0 or HG_ENOMEM / HG_EINVAL. */
@@ -123,12 +132,25 @@ static inline uint32_t _hg_rec_stack_count(const struct hg_rec *r) {
   return __atomic_load_n(&r->stack_count, __ATOMIC_ACQUIRE);
 }
 
+/* A block's size as the live map keeps it (r->sizes): bytes / 8 in 32 bits,
+ * saturated (a node's size has the same unit and width, capture/internal.h
+ * struct hg_cnode); 0 for 0. What the map counts for a block is
+ * _hg_rec_size_decode(_hg_rec_size_code(size)), at add and at remove alike. */
+#define HG_REC_SIZE_MAX ((uint64_t)UINT32_MAX << 3)
+static inline uint32_t _hg_rec_size_code(uint64_t size) {
+  return size >= HG_REC_SIZE_MAX ? UINT32_MAX : (uint32_t)(size >> 3);
+}
+static inline uint64_t _hg_rec_size_decode(uint32_t code) { return (uint64_t)code << 3; }
+/* Bytes of one live-map slot: 8, or 12 with sizes. */
+static inline uint64_t _hg_rec_slot_bytes(const struct hg_rec *r) { return r->sizes ? 12 : 8; }
+
 /* A block of `size` bytes at addr allocated from stack id, counted with the
- * weight for `size` (_hg_rec_weight). Returns 0, or -1 when it was dropped. */
+ * weight for `size` (_hg_rec_weight; with r->sizes, size rounded down to 8
+ * and saturated as stored). Returns 0, or -1 when it was dropped. */
 int _hg_rec_add(struct hg_rec *r, uintptr_t addr, uint64_t size, uint32_t id);
 /* The block at addr is gone (size: what _hg_rec_add was given, recomputed by
- * the caller, e.g. the usable size). Unknown addresses are ignored. Returns
- * the stack id it had, or 0. */
+ * the caller, e.g. the usable size; ignored with r->sizes, where the map
+ * has it). Unknown addresses are ignored. Returns the stack id it had, or 0. */
 uint32_t _hg_rec_remove(struct hg_rec *r, uintptr_t addr, uint64_t size);
 /* The same for the one thread that applies the update queue's events
  * (alloc_queue.h), holding its drain lock: every live-map update goes
@@ -168,8 +190,10 @@ static inline int _hg_rec_maybe(const struct hg_rec *r, uintptr_t addr) {
 uint32_t _hg_rec_lookup(const struct hg_rec *r, uintptr_t addr);
 
 /* Calls fn for every block of the live map (any order) until it returns
- * non-zero (returned). No lock: for a frozen process or a fork child. */
-int _hg_rec_each(const struct hg_rec *r, int (*fn)(void *ctx, uintptr_t addr, uint32_t id), void *ctx);
+ * non-zero (returned): its address, stack id and size (0 without r->sizes).
+ * No lock: for a frozen process or a fork child. */
+typedef int (*hg_rec_each_fn)(void *ctx, uintptr_t addr, uint32_t id, uint64_t size);
+int _hg_rec_each(const struct hg_rec *r, hg_rec_each_fn fn, void *ctx);
 
 /* Weight of a sampled block of `size` bytes: with mean sampling interval T the
  * block was recorded with probability p = 1 - exp(-size / T); it stands for
@@ -231,10 +255,12 @@ int _hg_stacks_write(struct hg_cap *c);
 uint32_t _hg_stacks_ahead(struct hg_cap *c, uint32_t n);
 /* The portable part of hg_stacks_start (alloc_write.c): once only
  * (HG_EBUSY), defaults when o is NULL, the recorder's tables and the
- * large-allocation monitor (its threshold then in _hg_large_threshold). The
- * caller's re-entrancy guard must be set. 0 or HG_E*. */
+ * large-allocation monitor (its threshold then in _hg_large_threshold);
+ * sizes: hg_rec_config.sizes (the platform's hook says whether the live map
+ * keeps each block's size). The caller's re-entrancy guard must be set.
+ * 0 or HG_E*. */
 struct hg_stacks_options;
-int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o);
+int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o, int sizes);
 /* For a capture: _hg_stacks_pause(1) before the freeze makes the recorder's
  * thread stop draining the update queue within one batch (0 after the
  * capture). With every other thread frozen, _hg_stacks_busy says 1 while a

@@ -41,7 +41,7 @@ void hg_stacks_options_init(struct hg_stacks_options *o) {
   o->budget_bytes = 256ull << 20;
 }
 
-int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o) {
+int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o, int sizes) {
   static int started;
   if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL)) return HG_EBUSY;
   struct hg_stacks_options d;
@@ -49,7 +49,7 @@ int _hg_stacks_setup(struct hg_rec *r, const struct hg_stacks_options *o) {
     hg_stacks_options_init(&d);
     o = &d;
   }
-  struct hg_rec_config cfg = {o->max_frames, o->budget_bytes, o->sample_bytes};
+  struct hg_rec_config cfg = {o->max_frames, o->budget_bytes, o->sample_bytes, sizes != 0};
   int rc = _hg_rec_init(r, &cfg);
   return rc ? rc : _hg_large_start(o->large_alloc_bytes, o->on_large, o->user);
 }

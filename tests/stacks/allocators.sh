@@ -60,6 +60,10 @@ bad = []
 if walked:
     if not status.startswith("ok"):
         bad.append("heap_status %r" % status)
+    # blocks listed from the recorder are counted (capture figure recorded_blocks)
+    rec = info.get("capture", {}).get("recorded_blocks", 0)
+    if ("allocation recorder's" in status) != (rec == nodes and rec > 0):
+        bad.append("recorded_blocks %d for %d nodes, heap_status %r" % (rec, nodes, status[:120]))
     want = {"Alpha": 1000, "Beta": 500, "Wide": 100, "Leaked": 3}
     got = {}
     for line in open(d + "/classes"):

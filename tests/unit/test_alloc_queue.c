@@ -295,7 +295,7 @@ static void test_threads(void) {
 }
 
 static void test_budget(void) {
-  struct hg_rec_config cfg = {8, 1u << 20, 0};
+  struct hg_rec_config cfg = {8, 1u << 20, 0, 0};
   REQUIRE(_hg_rec_init(&R, &cfg) == 0);
   CHECK(_hg_rq_init(&Q, &R, 16) == HG_ENOMEM); /* 2 MiB of ring > 1 MiB */
   _hg_rec_destroy(&R);

@@ -1,7 +1,9 @@
 /*
  * test_alloc_record.c — the allocation-stack recorder core (capture/alloc_record.c):
  * interning, live map add/remove/lookup with growth and backward-shift
- * deletion, per-stack counts, threads, budget exhaustion, sampling weights.
+ * deletion, per-stack counts, threads, budget exhaustion, sampling weights,
+ * the per-block sizes the Darwin hook keeps (moved with their slots by
+ * growth and backward shifts, listed by _hg_rec_each, counted at removal).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -73,6 +75,72 @@ static void *worker(void *p) {
   return NULL;
 }
 
+/* Per-block sizes (hg_rec_config.sizes): every block keeps its size through
+ * growth and backward-shift deletions; a remove counts the stored size
+ * whatever the caller passes; _hg_rec_each lists address, stack, size. */
+struct each_acc {
+  uint64_t n, bytes, bad;
+};
+static int each_sized(void *ctx, uintptr_t addr, uint32_t id, uint64_t size) {
+  struct each_acc *a = ctx;
+  uint64_t i = (addr - 0x20000000) / 32;
+  a->n++;
+  a->bytes += size;
+  if (size != (i % 50 + 1) * 16 || id != 1 + (i & 1)) a->bad++;
+  return 0;
+}
+static int each_plain(void *ctx, uintptr_t addr, uint32_t id, uint64_t size) {
+  (void)addr, (void)id;
+  ((struct each_acc *)ctx)->bad += size != 0;
+  return 0;
+}
+
+static void test_sizes(void) {
+  struct hg_rec_config cfg = {8, 0, 0, 1};
+  REQUIRE(_hg_rec_init(&R, &cfg) == 0);
+  uintptr_t f1 = 0x111, f2 = 0x222;
+  uint32_t s1 = _hg_rec_intern(&R, &f1, 1), s2 = _hg_rec_intern(&R, &f2, 1);
+  REQUIRE(s1 == 1 && s2 == 2);
+  enum { N = 300000 };
+  uint64_t want = 0;
+  for (uintptr_t i = 0; i < N; i++) { /* sizes 16 .. 800: grows every shard */
+    CHECK(_hg_rec_add(&R, 0x20000000 + i * 32, (i % 50 + 1) * 16, i & 1 ? s2 : s1) == 0);
+    want += (i % 50 + 1) * 16;
+  }
+  /* bytes per live block at the peak: 12-byte slots at load 1/2 .. 3/4 */
+  uint64_t map_b = 0;
+  for (unsigned i = 0; i < HG_REC_SHARDS; i++) map_b += R.shards[i].cap * _hg_rec_slot_bytes(&R);
+  printf("  sizes: %.1f bytes per live block (%u blocks)\n", (double)map_b / N, (unsigned)N);
+  CHECK(map_b <= 24 * (uint64_t)N);
+  for (uintptr_t i = 0; i < N; i += 3) { /* the caller's size is ignored */
+    CHECK(_hg_rec_remove(&R, 0x20000000 + i * 32, 999999) != 0);
+    want -= (i % 50 + 1) * 16;
+  }
+  struct each_acc a = {0, 0, 0};
+  CHECK_EQ_U(_hg_rec_each(&R, each_sized, &a), 0);
+  CHECK_EQ_U(a.n, N - (N + 2) / 3);
+  CHECK_EQ_U(a.bad, 0);
+  CHECK_EQ_U(a.bytes, want);
+  CHECK_EQ_U(_hg_rec_count(&R, s1)->bytes + _hg_rec_count(&R, s2)->bytes, want);
+  /* replaced in place (a free we missed): the old size leaves its stack */
+  CHECK(_hg_rec_add(&R, 0x20000000 + 32, 4096, s1) == 0);
+  CHECK_EQ_U(_hg_rec_count(&R, s1)->bytes + _hg_rec_count(&R, s2)->bytes, want - 32 + 4096);
+  /* unit and saturation: bytes / 8 in 32 bits, like a node's size */
+  CHECK_EQ_U(_hg_rec_size_decode(_hg_rec_size_code(20)), 16);
+  CHECK_EQ_U(_hg_rec_size_code(HG_REC_SIZE_MAX + 4096), UINT32_MAX);
+  CHECK_EQ_U(_hg_rec_size_decode(_hg_rec_size_code((uint64_t)5 << 32)), (uint64_t)5 << 32);
+  _hg_rec_destroy(&R);
+  /* without sizes nothing changes: 8-byte slots, size 0 in _hg_rec_each */
+  REQUIRE(_hg_rec_init(&R, NULL) == 0);
+  s1 = _hg_rec_intern(&R, &f1, 1);
+  for (uintptr_t i = 0; i < 1000; i++) _hg_rec_add(&R, 0x20000000 + i * 32, 48, s1);
+  a.bad = 0;
+  _hg_rec_each(&R, each_plain, &a);
+  CHECK_EQ_U(a.bad, 0);
+  CHECK_EQ_U(_hg_rec_slot_bytes(&R), 8);
+  _hg_rec_destroy(&R);
+}
+
 static void test_threads(void) {
   REQUIRE(_hg_rec_init(&R, NULL) == 0);
   pthread_t th[4];
@@ -93,7 +161,7 @@ static void test_threads(void) {
 }
 
 static void test_budget(void) {
-  struct hg_rec_config cfg = {8, 2u << 20, 0}; /* 2 MiB: the map cannot grow far */
+  struct hg_rec_config cfg = {8, 2u << 20, 0, 0}; /* 2 MiB: the map cannot grow far */
   REQUIRE(_hg_rec_init(&R, &cfg) == 0);
   uintptr_t f = 1;
   uint32_t id = _hg_rec_intern(&R, &f, 1);
@@ -162,7 +230,7 @@ static void test_sampler(void) {
 }
 
 static void test_filter(void) {
-  struct hg_rec_config cfg = {8, 0, 4096}; /* sampled: the free-path filter is kept */
+  struct hg_rec_config cfg = {8, 0, 4096, 0}; /* sampled: the free-path filter is kept */
   REQUIRE(_hg_rec_init(&R, &cfg) == 0);
   uintptr_t f = 7;
   uint32_t id = _hg_rec_intern(&R, &f, 1);
@@ -198,6 +266,7 @@ int main(void) {
   RUN(test_filter);
   RUN(test_intern);
   RUN(test_map);
+  RUN(test_sizes);
   RUN(test_threads);
   RUN(test_budget);
   RUN(test_weight);

@@ -260,14 +260,14 @@ static void test_zone_plans(void) {
   CHECK_EQ_U(_hg_zone_plan(&f), HG_ZONE_WALK);
   /* a NULL zone_locked is refused loudly: the heap name says why */
   char buf[160];
-  CHECK(!strcmp(_hg_zone_heap_name("xzone-like", HG_ZONE_NO_LOCK_QUERY, buf, sizeof buf),
+  CHECK(!strcmp(_hg_zone_heap_name("xzone-like", HG_ZONE_NO_LOCK_QUERY, 0, buf, sizeof buf),
                 "xzone-like (not walked: no zone_locked: its locks cannot be checked)"));
-  CHECK(!strcmp(_hg_zone_heap_name("DefaultMallocZone", HG_ZONE_NANO, buf, sizeof buf),
+  CHECK(!strcmp(_hg_zone_heap_name("DefaultMallocZone", HG_ZONE_NANO, 0, buf, sizeof buf),
                 "DefaultMallocZone (not walked: nano v2: its enumerator allocates, its layout was not recognised)"));
-  CHECK(!strcmp(_hg_zone_heap_name("QuartzCore", HG_ZONE_WALK, buf, sizeof buf), "QuartzCore"));
+  CHECK(!strcmp(_hg_zone_heap_name("QuartzCore", HG_ZONE_WALK, 0, buf, sizeof buf), "QuartzCore"));
   CHECK(_hg_zone_plan_reason(HG_ZONE_WALK) == NULL);
   char small[12];
-  _hg_zone_heap_name("a-long-zone-name", HG_ZONE_NANO, small, sizeof small);
+  _hg_zone_heap_name("a-long-zone-name", HG_ZONE_NANO, 0, small, sizeof small);
   CHECK_EQ_U(strlen(small), sizeof small - 1); /* truncated, terminated */
 
   /* busy: only walked zones are asked, never through NULL */
@@ -372,7 +372,7 @@ static void test_xzone_never_asked(void) {
   CHECK(_hg_zone_plan_walks(HG_ZONE_XZONE) && _hg_zone_plan_walks(HG_ZONE_NANO_OWN));
   CHECK(!_hg_zone_plan_walks(HG_ZONE_NANO) && !_hg_zone_plan_walks(HG_ZONE_NO_LOCK_QUERY));
   char buf[160];
-  CHECK(!strcmp(_hg_zone_heap_name("DefaultMallocZone", HG_ZONE_XZONE, buf, sizeof buf),
+  CHECK(!strcmp(_hg_zone_heap_name("DefaultMallocZone", HG_ZONE_XZONE, 0, buf, sizeof buf),
                 "DefaultMallocZone"));
   /* the busy test with the zones of a nano-on-xzone process: zone 1's
    * zone_locked traps; the capture must never call it */

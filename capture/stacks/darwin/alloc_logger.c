@@ -8,7 +8,9 @@
  * memalign, batch_free): ALLOCATE with arg2 = size and result = block;
  * DEALLOCATE with arg2 = block, before the zone frees it; realloc as
  * ALLOCATE|DEALLOCATE with arg2 = old block, arg3 = new size, result = new
- * block. A logger already installed (MallocStackLogging's, a debugger's) is
+ * block. What each call does to the live map is portable
+ * (capture/darwin_portable/mlog_event.c, which cites libmalloc's lines).
+ * A logger already installed (MallocStackLogging's, a debugger's) is
  * kept and called first; ours goes in and out of the slot with a
  * compare-and-swap (mlog.c) and stays there: after hg_stacks_stop it records
  * no new block but still removes the frees of recorded ones, so those keep
@@ -24,9 +26,10 @@
  *
  * Stacks: a frame-pointer walk (arm64 always keeps frame pointers; x86_64
  * Apple toolchains do by default), bounded by the thread's stack, pointer
- * authentication bits stripped. Bytes: malloc_size() of the block. For a
- * realloc the old block is already gone when the logger runs, so its bytes
- * are subtracted as the new block's (counts stay exact).
+ * authentication bits stripped. Bytes: malloc_size() of a new block, kept
+ * in the live map (hg_rec_config.sizes): a free or realloc takes the old
+ * block's size from there (no zone lookup), and a capture lists the blocks
+ * of zones it cannot walk with their sizes (zone_recorded.c).
  *
  * Compiled by `make darwin`; cannot run on this project's Linux machines.
  */
@@ -40,16 +43,13 @@
 #include <string.h>
 
 #include "capture/darwin/darwin.h"
+#include "capture/darwin_portable/darwin_portable.h"
 #include "capture/stacks/alloc_large.h"
 #include "capture/stacks/alloc_record.h"
 #include "heapgraph.h"
 
 typedef void(hg_malloc_logger_t)(uint32_t type, uintptr_t arg1, uintptr_t arg2, uintptr_t arg3,
                                  uintptr_t result, uint32_t num_hot_frames_to_skip);
-
-/* libmalloc's stack_logging.h */
-#define LOG_ALLOCATE 2u
-#define LOG_DEALLOCATE 4u
 
 static struct hg_rec rec;
 static hg_malloc_logger_t **logger_slot;
@@ -80,11 +80,11 @@ static uintptr_t strip(uintptr_t pc) {
 #endif
 }
 
-static uint32_t fp_walk(uintptr_t *out, uint32_t max) {
+/* Return addresses from the frame record at fp outwards. */
+static uint32_t fp_walk(uintptr_t fp, uintptr_t *out, uint32_t max) {
   pthread_t self = pthread_self();
   uintptr_t hi = (uintptr_t)pthread_get_stackaddr_np(self);
   uintptr_t lo = hi - pthread_get_stacksize_np(self);
-  uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
   uint32_t n = 0;
   while (n < max && fp >= lo && fp + 16 <= hi && !(fp & 7)) {
     uintptr_t next = ((const uintptr_t *)fp)[0], ret = strip(((const uintptr_t *)fp)[1]);
@@ -96,15 +96,21 @@ static uint32_t fp_walk(uintptr_t *out, uint32_t max) {
   return n;
 }
 
-static void record(uintptr_t p, uint64_t n, uint32_t skip) {
-  uint64_t size = malloc_size((const void *)p);
-  if (!size) return; /* not a block of a registered zone */
+static uint64_t block_size(void *ctx, uintptr_t p) {
+  (void)ctx;
+  return malloc_size((const void *)p);
+}
+
+/* ctx: the logger's frame: the walk starts at its return into libmalloc,
+ * however the calls in between were inlined. */
+static void record(void *ctx, uintptr_t p, uint64_t n, uint64_t size, uint32_t skip) {
   if (rec.sample_bytes && !(large_T && n >= large_T) &&
       !_hg_mlog_sampled(&TSD, rec.sample_bytes, size))
     return;
   uintptr_t f[HG_REC_MAX_FRAMES + 16];
-  uint32_t k = fp_walk(f, rec.max_frames + 2 + skip);
-  uint32_t cut = 2 + skip < k ? 2 + skip : k; /* fp_walk's caller and the logger */
+  if (skip > 16) skip = 16; /* libmalloc passes 0 (malloc.c); f has room for 16 */
+  uint32_t k = fp_walk((uintptr_t)ctx, f, rec.max_frames + skip);
+  uint32_t cut = skip < k ? skip : k; /* the hot frames libmalloc asks to skip */
   uint32_t id = _hg_rec_intern(&rec, f + cut, k - cut);
   if (id) _hg_rec_add(&rec, p, size, id);
   if (large_T && n >= large_T) _hg_large_push(p, n, id, f + cut, k - cut);
@@ -115,15 +121,8 @@ static void logger(uint32_t type, uintptr_t a1, uintptr_t a2, uintptr_t a3, uint
   hg_malloc_logger_t *p = __atomic_load_n(&prev, __ATOMIC_ACQUIRE);
   if (p) p(type, a1, a2, a3, result, skip);
   if (!_hg_mlog_enter(&TSD)) return;
-  int on = __atomic_load_n(&enabled, __ATOMIC_ACQUIRE);
-  if ((type & (LOG_ALLOCATE | LOG_DEALLOCATE)) == (LOG_ALLOCATE | LOG_DEALLOCATE)) { /* realloc */
-    if (a2) _hg_rec_remove(&rec, a2, result ? malloc_size((const void *)result) : 0);
-    if (result && on) record(result, a3, skip);
-  } else if (type & LOG_DEALLOCATE) {
-    if (a2) _hg_rec_remove(&rec, a2, malloc_size((const void *)a2));
-  } else if ((type & LOG_ALLOCATE) && result && on) {
-    record(result, a2, skip);
-  }
+  struct hg_mlog_sink sink = {block_size, record, __builtin_frame_address(0)};
+  _hg_mlog_event(&rec, __atomic_load_n(&enabled, __ATOMIC_ACQUIRE), type, a2, a3, result, skip, &sink);
   _hg_mlog_leave(&TSD);
 }
 
@@ -139,7 +138,7 @@ int hg_stacks_start(const struct hg_stacks_options *o) {
   /* this thread is "in the hook" while the tables are set up: their own
    * allocations (there are none: mmap) would not be recorded */
   int outer = _hg_mlog_enter(&TSD);
-  int rc = _hg_stacks_setup(&rec, o);
+  int rc = _hg_stacks_setup(&rec, o, 1); /* sizes: malloc_size now, not while frozen */
   if (!rc) {
     large_T = _hg_large_threshold;
     _hg_rec_unwinder = "frame-pointer";

@@ -552,7 +552,7 @@ static void start_queue(void) {
 int hg_stacks_start(const struct hg_stacks_options *o) {
   if (__atomic_load_n(&track, __ATOMIC_ACQUIRE)) return _hg_stacks_resume(&rec, &on); /* after a stop */
   me.in_hook = 1; /* what we allocate here is not the app's */
-  int rc = _hg_stacks_setup(&rec, o);
+  int rc = _hg_stacks_setup(&rec, o, 0); /* sizes: malloc_usable_size at capture (alloc_heap.c) */
   if (!rc) {
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     uintptr_t warm[4];
