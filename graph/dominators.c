@@ -380,57 +380,80 @@ static void semidominators(const uint64_t *is_entry, uint32_t cnt, const uint32_
 
 /*
  * Cooper-Harvey-Kennedy ("A Simple, Fast Dominance Algorithm") in preorder
- * space: idom(w) = the nearest common ancestor, in the tree built so far,
- * of w's predecessors, repeated until nothing changes. Valid in preorder
- * because every tentative idom has a smaller number than its node, so the
- * two-finger walk moves the bigger number up. Heap graphs have shallow
- * dominator trees (most blocks hang off the super-root), so the walks are
- * short, predecessors can be prefetched, and a node whose idom reached the
- * super-root is final (values only move towards the root) and is skipped
- * in later passes. The synthetic 10M bench settles in 3 passes; a graph
- * that needs more than MAX_PASSES, or more than ~4 walk steps per edge in a
- * pass (a deep tree), falls back to SEMI-NCA, so this stays O(m + n).
- * doms[w] gets the preorder number of w's idom (0 = super-root). Returns 1
- * if settled.
+ * space, pushed along the out-edges: doms[w] holds w's tentative idom, and
+ * every edge v -> w moves it to the nearest common ancestor, in the tree
+ * built so far, of doms[w] and v; passes over the sources in preorder are
+ * repeated until one changes nothing. In dominator-set terms each step is
+ * Dom(w) &= {v} + Dom(v), so the values never drop below the true
+ * dominators, and a pass without a change is a fixed point: the
+ * dominators (the greatest fixed point). So it needs only the renumbered
+ * CSR, read sequentially — no predecessor lists. Valid in preorder because
+ * every tentative idom has a smaller number than its node (w's first push
+ * in the first pass comes from a node numbered before it: its DFS parent at
+ * the latest), so the two-finger walk moves the bigger number up. Heap
+ * graphs have shallow dominator trees (most blocks hang off the super-root),
+ * so the walks are short, the targets' values are prefetched, and a node
+ * whose idom reached the super-root is final (values only move towards the
+ * root): a bitmap (fin) skips it without touching doms. The synthetic 10M
+ * bench settles in 3 passes; a graph that needs more than MAX_PASSES, or
+ * more than ~4 walk steps per edge in a pass (a deep tree), falls back to
+ * SEMI-NCA, so this stays O(m + n). doms[w] gets the preorder number of
+ * w's idom (0 = super-root). Returns 1 if settled, 0 otherwise, -1 on
+ * ENOMEM.
  */
 int _hg_dom_max_passes = 8;
 #define MAX_PASSES _hg_dom_max_passes
 
-static int iterate(const uint64_t *is_entry, uint32_t cnt, const uint32_t *parent,
-                   const uint32_t *pstart, const uint32_t *preds, uint32_t *doms) {
+static int iterate(const uint64_t *is_entry, uint32_t cnt, const struct _hg_csr *p,
+                   uint32_t *doms) {
+  const uint32_t *ps = p->start, *pt = p->target;
+  uint32_t total = ps[cnt];
+  uint64_t *fin = _hg_bits_new(cnt + 1);
+  if (!fin) return -1;
   doms[0] = 0;
-  for (uint32_t w = 1; w <= cnt; w++) doms[w] = HG_NONE;
+  _hg_bit_set(fin, 0);
+  for (uint32_t w = 1; w <= cnt; w++) {
+    doms[w] = HG_NONE;
+    if (_hg_bit(is_entry, w)) {
+      doms[w] = 0;
+      _hg_bit_set(fin, w);
+    }
+  }
   /* Walk steps per pass: deep trees make the walks long; then give up. */
-  uint64_t budget = 4 * ((uint64_t)pstart[cnt] + cnt) + ((uint64_t)1 << 20);
-  for (int pass = 0; pass < MAX_PASSES; pass++) {
+  uint64_t budget = 4 * ((uint64_t)total + cnt) + ((uint64_t)1 << 20);
+  int settled = 0;
+  for (int pass = 0; pass < MAX_PASSES && !settled; pass++) {
     int changed = 0;
     uint64_t steps = 0;
-    for (uint32_t w = 1; w <= cnt; w++) {
-      if (doms[w] == 0) continue;
-      uint32_t nd = parent[w]; /* a predecessor, numbered (and set) before w */
-      if (_hg_bit(is_entry, w)) {
-        nd = 0;
-      } else {
-        for (uint32_t k = pstart[w - 1], end = pstart[w]; k < end && nd; k++) {
-          uint32_t a = preds[k], b = nd;
-          __builtin_prefetch(&doms[preds[k + 16]]); /* preds has 16 spare slots */
-          if (a == nd || doms[a] == HG_NONE) continue; /* not reached yet this pass */
-          while (a != b) {
-            while (a > b) a = doms[a], steps++;
-            while (b > a) b = doms[b], steps++;
-          }
-          nd = a;
-          if (steps > budget) return 0;
+    for (uint32_t v = 1; v <= cnt; v++) {
+      /* v's edges: slot v - 1; targets are numbers - 1. */
+      for (uint32_t k = ps[v - 1], end = ps[v]; k < end; k++) {
+        uint32_t w = pt[k] + 1;
+        if (k + 16 < total) __builtin_prefetch(&doms[pt[k + 16] + 1]);
+        if (_hg_bit(fin, w)) continue;
+        uint32_t b = doms[w], a = v;
+        if (b == HG_NONE) { /* first push: from before w (see above) */
+          doms[w] = v;
+          changed = 1;
+          continue;
+        }
+        while (a != b) {
+          while (a > b) a = doms[a], steps++;
+          while (b > a) b = doms[b], steps++;
+        }
+        if (a != doms[w]) {
+          doms[w] = a;
+          changed = 1;
+          if (!a) _hg_bit_set(fin, w);
         }
       }
-      if (doms[w] != nd) {
-        doms[w] = nd;
-        changed = 1;
-      }
+      if (steps > budget) break;
     }
-    if (!changed) return 1;
+    if (steps > budget) break;
+    settled = !changed;
   }
-  return 0;
+  free(fin);
+  return settled;
 }
 
 /* ---- Driver ---- */
@@ -471,15 +494,14 @@ static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
   uint32_t *parent = idom; /* becomes idom in place */
   uint32_t *pre = pre_out ? pre_out : _hg_malloc_big(m * sizeof *pre);
   uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* num[] scratch, then doms or semi */
-  uint32_t *pstart = _hg_malloc_big((m + 1) * sizeof *pstart);
-  uint32_t *preds = NULL;
+  uint32_t *pstart = NULL, *preds = NULL;
   uint64_t *is_entry = _hg_bits_new(n + 1);
   struct al *al = NULL;
   struct _hg_csr p = {0};
   struct dn *nd = NULL;
   struct frame *stk = NULL;
   uint64_t *seen = _hg_bits_new(n);
-  if (!pre || !cur || !pstart || !is_entry || !seen) goto out;
+  if (!pre || !cur || !is_entry || !seen) goto out;
   uint32_t me = c->start[n];
   p.n = n;
   p.start = _hg_malloc_big(m * sizeof *p.start);
@@ -510,14 +532,6 @@ static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
   free(nd);
   nd = NULL;
   _hg_csr_free(c);
-  if (build_preds(&p, cnt, pstart, &preds)) goto out;
-  if (view) {
-    view->c = p;
-    view->reached = cnt;
-    memset(&p, 0, sizeof p);
-  } else {
-    _hg_csr_free(&p);
-  }
   if (!pre_out) {
     free(pre);
     pre = NULL;
@@ -526,11 +540,16 @@ static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
     side->cnt = cnt;
     _hg_job_start(&side_job, side_run, side, 1);
   }
-  if (iterate(is_entry, cnt, parent, pstart, preds, cur)) {
+  int settled = iterate(is_entry, cnt, &p, cur);
+  if (settled < 0) goto out;
+  if (settled) {
     memcpy(parent + 1, cur + 1, (size_t)cnt * sizeof *parent);
   } else {
     /* Not settled after MAX_PASSES: SEMI-NCA, O(m log n) whatever the
-     * graph (same tree: dominators are unique). */
+     * graph (same tree: dominators are unique). It needs the predecessor
+     * lists. */
+    if (!(pstart = _hg_malloc_big((m + 1) * sizeof *pstart))) goto out;
+    if (build_preds(&p, cnt, pstart, &preds)) goto out;
     if (!(al = _hg_malloc_big(m * sizeof *al))) goto out;
     semidominators(is_entry, cnt, parent, pstart, preds, cur, al);
     /* NCA: idom(w) = the first ancestor of parent(w) numbered <= semi(w).
@@ -541,6 +560,11 @@ static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
       while (d > semi[w]) d = parent[d];
       parent[w] = d;
     }
+  }
+  if (view) {
+    view->c = p;
+    view->reached = cnt;
+    memset(&p, 0, sizeof p);
   }
   idom[0] = 0;
   *reached = cnt;
