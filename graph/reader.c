@@ -1332,6 +1332,22 @@ struct hg_graph *hg_graph_load(const char *path, struct hg_load_error *err) {
   return hg_graph_load_flags(path, 0, err);
 }
 
+/* HG_LOAD_NO_EDGE_OFFSETS / _NAMES: what the caller will not look at goes
+ * once the file is validated. */
+static struct hg_graph *drop_unwanted(struct hg_graph *g, unsigned flags) {
+  if (g && (flags & HG_LOAD_NO_EDGE_OFFSETS)) {
+    free(g->edge_offset);
+    g->edge_offset = NULL;
+  }
+  if (g && (flags & HG_LOAD_NO_EDGE_NAMES)) {
+    free(g->named_edge);
+    free(g->named_field);
+    g->named_edge = g->named_field = NULL;
+    g->named_count = 0;
+  }
+  return g;
+}
+
 struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg_load_error *err) {
   struct rd r;
   memset(&r, 0, sizeof r);
@@ -1367,7 +1383,7 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
     free(buf);
     if (g) {
       close(fd);
-      return g;
+      return drop_unwanted(g, flags);
     }
     if (lseek(fd, 0, SEEK_SET) != 0) {
       err->code = HG_EIO;
@@ -1385,5 +1401,5 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
   struct hg_graph *g = load(&r, size, err);
   _hg_pull_close(&r.p);
   close(fd);
-  return g;
+  return drop_unwanted(g, flags);
 }
