@@ -67,47 +67,57 @@ uint32_t _hg_dom_par_min = (uint32_t)1 << 16;
 
 /* ---- Step 1: iterative DFS from the super-root ---- */
 
+/* The edges the core walks: a CSR over node indices and, when kind is
+ * non-NULL, each edge's kind (only retaining edges count; the graph's own
+ * arrays are walked, no copy). */
+struct edges {
+  uint32_t n;
+  const uint32_t *start, *target;
+  const uint8_t *kind; /* NULL: every edge retains */
+};
+
 /* A DFS is a chain of dependent cache misses: target -> its number and
  * edge range -> its edges -> their targets' numbers ... So the DFS proper
  * does as little per edge as it can: the visited test is a bitmap (1 bit a
  * node: it stays in the core's own cache, and most edges lead to visited
  * nodes), and each edge is recorded in the renumbered CSR as its target's
  * node index, turned into numbers afterwards by a prefetched pass on two
- * threads (renumber()). A node's edge range, first target and first
- * target's first target sit together in one 16-byte record read only when
- * the node is entered: its first target (the usual way down) is known at
- * once and the records two levels down are requested together with the
- * node's edges, so while the DFS descends through first edges a level
- * costs about half a memory latency. The stack is explicit and keeps, per
- * open node, the target of its next edge, so when the DFS returns up a
- * chain the next frames' targets are requested ahead instead of being
- * found by dependent misses (parent -> node -> edges -> target). */
+ * threads (renumber()). A node's first retaining target and that one's
+ * first target sit together in one 8-byte record: when a node is entered
+ * its first target (the usual way down) is known at once and the records
+ * two levels down are requested together with the node's edges, so while
+ * the DFS descends through first edges a level costs about half a memory
+ * latency. The stack is explicit and keeps, per open node, the target of
+ * its next edge, so when the DFS returns up a chain the next frames'
+ * targets are requested ahead instead of being found by dependent misses
+ * (parent -> node -> edges -> target). */
 struct dn {
-  uint32_t start, end;  /* edges in c                             */
-  uint32_t first;       /* target of edge start (if any)          */
-  uint32_t ff;          /* first's first target (or first)        */
+  uint32_t first;  /* target of the first retaining edge (none: the node) */
+  uint32_t ff;     /* first's first                                       */
 };
 
 struct frame {
   uint32_t w;     /* preorder number                            */
-  uint32_t e;     /* next edge in c                             */
+  uint32_t e;     /* next edge                                  */
   uint32_t end;   /* edge range end                             */
   uint32_t next;  /* target of edge e (when e < end)            */
-  uint32_t base;  /* edge e's slot in the renumbered CSR: base + e */
+  uint32_t slot;  /* next slot in the renumbered CSR            */
 };
 
-/* Numbers reached nodes 1..cnt in preorder (pre[node], order[num-1]; seen
- * marks them) and records parent[num]; stk has room for cnt + 1 frames
- * (only as deep as the DFS goes is touched). It also lays out the
- * renumbered CSR p of the reached nodes (slot num - 1, edges in c's order):
+/* Numbers reached nodes 1..cnt in preorder (order[num-1]; seen marks them)
+ * and records parent[num]; stk has room for cnt + 1 frames (only as deep
+ * as the DFS goes is touched). It also lays out the renumbered CSR p of
+ * the reached nodes (slot num - 1, retaining edges in the graph's order):
  * a node's slot range is fixed when it is entered (entries come in number
  * order, so the ranges are a running sum) and each edge's target node is
  * written there when the DFS looks at it — near the ranges just written,
- * so no separate gather pass over c. Returns cnt. */
-static uint32_t dfs(const struct dn *nd, uint32_t n, const uint32_t *tg, const uint32_t *entries,
-                    uint32_t entry_count, uint64_t *seen, uint32_t *pre, uint32_t *order,
-                    uint32_t *parent, struct frame *stk, struct _hg_csr *p) {
-  uint32_t cnt = 0, *ps = p->start, *pt = p->target;
+ * so no separate gather pass. Returns cnt. */
+static uint32_t dfs(const struct edges *g, const struct dn *nd, const uint32_t *entries,
+                    uint32_t entry_count, uint64_t *seen, uint32_t *order, uint32_t *parent,
+                    struct frame *stk, struct _hg_csr *p) {
+  uint32_t n = g->n, cnt = 0, *ps = p->start, *pt = p->target;
+  const uint32_t *es = g->start, *tg = g->target;
+  const uint8_t *ek = g->kind;
   ps[0] = 0;
   for (uint32_t i = 0; i < entry_count; i++) {
     uint32_t t = entries[i];
@@ -116,34 +126,42 @@ static uint32_t dfs(const struct dn *nd, uint32_t n, const uint32_t *tg, const u
     size_t sp = 0;
     for (;;) {
       /* Enter t (unvisited) as a child of `from`. */
-      const struct dn *x = &nd[t];
-      uint32_t q = ++cnt;
+      uint32_t q = ++cnt, s0 = es[t], s1 = es[t + 1], k = s1 - s0;
       _hg_bit_set(seen, t);
-      pre[t] = q;
       order[q - 1] = t;
       parent[q] = from;
-      ps[q] = ps[q - 1] + (x->end - x->start);
-      if (x->start < x->end) {
+      if (s0 < s1) {
+        const struct dn *x = &nd[t];
         __builtin_prefetch(&nd[x->first]);
+        __builtin_prefetch(&es[x->first]);
         __builtin_prefetch(&nd[x->ff]);
-        __builtin_prefetch(&tg[x->start]);
+        __builtin_prefetch(&tg[s0]);
       }
-      stk[sp++] = (struct frame){q, x->start, x->end, x->first, ps[q - 1] - x->start};
+      if (ek) {
+        k = 0;
+        for (uint32_t e = s0; e < s1; e++) k += (uint32_t)_hg_retains(ek[e]);
+      }
+      ps[q] = ps[q - 1] + k;
+      stk[sp++] = (struct frame){q, s0, s1, s0 < s1 ? tg[s0] : 0, ps[q - 1]};
       /* Find the next unvisited target from the top frame, popping
        * finished ones. */
       for (;;) {
         struct frame *f = &stk[sp - 1];
-        uint32_t e = f->e, end = f->end, u = f->next, base = f->base;
+        uint32_t e = f->e, end = f->end, u = f->next, slot = f->slot;
         while (e < end) {
-          pt[base + e] = u;
-          if (!_hg_bit(seen, u)) break;
+          if (!ek || _hg_retains(ek[e])) {
+            pt[slot++] = u;
+            if (!_hg_bit(seen, u)) break;
+          }
           if (++e < end) u = tg[e];
         }
         if (e < end) { /* descend into u through edge e */
           f->e = e + 1;
+          f->slot = slot;
           if (e + 1 < end) {
             f->next = tg[e + 1];
             __builtin_prefetch(&nd[f->next]);
+            __builtin_prefetch(&es[f->next]);
           }
           from = f->w;
           t = u;
@@ -151,7 +169,10 @@ static uint32_t dfs(const struct dn *nd, uint32_t n, const uint32_t *tg, const u
         }
         if (--sp == 0) break;
         /* Returning: the frame below will look at its next target soon. */
-        if (sp >= 2 && stk[sp - 2].e < stk[sp - 2].end) __builtin_prefetch(&nd[stk[sp - 2].next]);
+        if (sp >= 2 && stk[sp - 2].e < stk[sp - 2].end) {
+          __builtin_prefetch(&nd[stk[sp - 2].next]);
+          __builtin_prefetch(&es[stk[sp - 2].next]);
+        }
       }
       if (sp == 0) break;
     }
@@ -160,11 +181,11 @@ static uint32_t dfs(const struct dn *nd, uint32_t n, const uint32_t *tg, const u
 }
 
 /* The rest of the renumbering: num[] (n entries) gets every node's 0-based
- * number, the unreached nodes taking the numbers after cnt in index order
- * (order[cnt..n-1]); the reached nodes' edges in p (node indices, written
- * by dfs) become numbers, on two threads; the unreached nodes' edges follow
- * in p, so p covers the whole graph (the view). pre[] stays HG_NONE for the
- * unreached. */
+ * number, the unreached nodes (not in seen) taking the numbers after cnt
+ * in index order (order[cnt..n-1]); the reached nodes' edges in p (node
+ * indices, written by dfs) become numbers, on two threads; the unreached
+ * nodes' retaining edges follow in p, so p covers the whole graph (the
+ * view). */
 struct conv {
   uint32_t *t;
   size_t lo, hi;
@@ -182,21 +203,27 @@ static void *convert(void *arg) {
   return NULL;
 }
 
-static void renumber(const struct _hg_csr *c, const struct dn *nd, uint32_t cnt, const uint32_t *pre,
-                     uint32_t *num, uint32_t *order, struct _hg_csr *p) {
-  uint32_t n = c->n, k = cnt;
-  for (uint32_t v = 0; v < n; v++) {
-    num[v] = pre[v] != HG_NONE ? pre[v] - 1 : k;
-    if (pre[v] == HG_NONE) order[k++] = v;
+static void renumber(const struct edges *g, uint32_t cnt, const uint64_t *seen, uint32_t *num,
+                     uint32_t *order, struct _hg_csr *p) {
+  uint32_t n = g->n, k = cnt;
+  for (uint32_t q = 0; q < cnt; q++) {
+    if (q + 32 < cnt) __builtin_prefetch(&num[order[q + 32]], 1);
+    num[order[q]] = q;
   }
+  for (uint32_t v = 0; v < n; v++)
+    if (!_hg_bit(seen, v)) {
+      num[v] = k;
+      order[k++] = v;
+    }
   uint32_t at = p->start[cnt];
   struct conv h[2] = {{p->target, 0, at / 2, num}, {p->target, at / 2, at, num}};
   both(convert, &h[1], &h[0], at >= PAR_MIN);
+  const uint32_t *es = g->start, *tg = g->target;
   for (uint32_t x = cnt; x < n; x++) {
     uint32_t v = order[x];
     p->start[x] = at;
-    for (uint32_t e = nd[v].start, end = nd[v].end; e < end; e++) /* c->start is gone */
-      p->target[at++] = num[c->target[e]];
+    for (uint32_t e = es[v], end = es[v + 1]; e < end; e++)
+      if (!g->kind || _hg_retains(g->kind[e])) p->target[at++] = num[tg[e]];
   }
   p->start[n] = at;
 }
@@ -484,58 +511,54 @@ static void *side_run(void *arg) {
   return NULL;
 }
 
-static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
-                    uint32_t *order, uint32_t *idom, uint32_t *pre_out, uint32_t *reached,
+static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t entry_count,
+                    uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
                     struct _hg_view *view, struct side_job *side) {
-  uint32_t n = c->n, cnt = 0;
+  uint32_t n = g->n, cnt = 0, me = 0;
+  const uint32_t *es = g->start, *tg = g->target;
   struct _hg_job side_job = {0};
   size_t m = (size_t)n + 1;
   int rc = HG_ENOMEM;
   uint32_t *parent = idom; /* becomes idom in place */
-  uint32_t *pre = pre_out ? pre_out : _hg_malloc_big(m * sizeof *pre);
-  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* num[] scratch, then doms or semi */
+  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* num[], then doms or semi */
   uint32_t *pstart = NULL, *preds = NULL;
   uint64_t *is_entry = _hg_bits_new(n + 1);
   struct al *al = NULL;
   struct _hg_csr p = {0};
-  struct dn *nd = NULL;
+  struct dn *nd = _hg_malloc_big(m * sizeof *nd);
   struct frame *stk = NULL;
   uint64_t *seen = _hg_bits_new(n);
-  if (!pre || !cur || !is_entry || !seen) goto out;
-  uint32_t me = c->start[n];
-  p.n = n;
-  p.start = _hg_malloc_big(m * sizeof *p.start);
-  p.target = _hg_malloc_big(((size_t)me + 1) * sizeof *p.target);
-  if (!p.start || !p.target || !(nd = _hg_malloc_big(m * sizeof *nd))) goto out;
-  if (!(stk = _hg_malloc_big(m * sizeof *stk))) goto out;
+  if (!cur || !is_entry || !seen || !nd) goto out;
   for (uint32_t v = 0; v < n; v++) {
-    uint32_t s0 = c->start[v], s1 = c->start[v + 1];
-    nd[v] = (struct dn){s0, s1, s0 < s1 ? c->target[s0] : 0, 0};
-    pre[v] = HG_NONE;
+    uint32_t e = es[v], end = es[v + 1], k = end - e;
+    if (g->kind) {
+      while (e < end && !_hg_retains(g->kind[e])) e++;
+      k = 0;
+      for (uint32_t x = e; x < end; x++) k += (uint32_t)_hg_retains(g->kind[x]);
+    }
+    nd[v].first = e < end ? tg[e] : v;
+    me += k;
   }
   for (uint32_t v = 0; v < n; v++) {
     if (v + 16 < n) __builtin_prefetch(&nd[nd[v + 16].first]);
-    const struct dn *f = &nd[nd[v].first];
-    nd[v].ff = f->start < f->end ? f->first : nd[v].first;
+    nd[v].ff = nd[nd[v].first].first;
   }
-  /* nd holds every edge range now: c->start goes before the DFS's peak. */
-  free(c->start);
-  c->start = NULL;
-  cnt = dfs(nd, n, c->target, entries, entry_count, seen, pre, order, parent, stk, &p);
+  p.n = n;
+  p.start = _hg_malloc_big(m * sizeof *p.start);
+  p.target = _hg_malloc_big(((size_t)me + 1) * sizeof *p.target);
+  if (!p.start || !p.target || !(stk = _hg_malloc_big(m * sizeof *stk))) goto out;
+  cnt = dfs(g, nd, entries, entry_count, seen, order, parent, stk, &p);
   free(stk);
   stk = NULL;
-  free(seen);
-  seen = NULL;
-  for (uint32_t i = 0; i < entry_count; i++)
-    if (entries[i] < n && pre[entries[i]] != HG_NONE) _hg_bit_set(is_entry, pre[entries[i]]);
-  renumber(c, nd, cnt, pre, cur, order, &p); /* cur is free scratch here */
   free(nd);
   nd = NULL;
-  _hg_csr_free(c);
-  if (!pre_out) {
-    free(pre);
-    pre = NULL;
-  }
+  renumber(g, cnt, seen, cur, order, &p); /* cur: num[] here */
+  for (uint32_t i = 0; i < entry_count; i++)
+    if (entries[i] < n && _hg_bit(seen, entries[i])) _hg_bit_set(is_entry, cur[entries[i]] + 1);
+  if (pre)
+    for (uint32_t v = 0; v < n; v++) pre[v] = _hg_bit(seen, v) ? cur[v] + 1 : HG_NONE;
+  free(seen);
+  seen = NULL;
   if (side) {
     side->cnt = cnt;
     _hg_job_start(&side_job, side_run, side, 1);
@@ -571,11 +594,9 @@ static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
   rc = 0;
 out:
   _hg_job_wait(&side_job);
-  _hg_csr_free(c);
   _hg_csr_free(&p);
   free(nd);
   free(stk);
-  if (!pre_out) free(pre);
   free(cur);
   free(pstart);
   free(preds);
@@ -585,10 +606,11 @@ out:
   return rc;
 }
 
-int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
+int _hg_dom_core(const struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
                  uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
                  struct _hg_view *view) {
-  return dom_core(c, entries, entry_count, order, idom, pre, reached, view, NULL);
+  struct edges e = {c->n, c->start, c->target, NULL};
+  return dom_core(&e, entries, entry_count, order, idom, pre, reached, view, NULL);
 }
 
 /* Retained sizes are computed in preorder space (reverse preorder: every
@@ -621,9 +643,9 @@ static void *idom_to_nodes(void *arg) {
 int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   if (!g || !out) return HG_EINVAL;
   *out = NULL;
-  struct _hg_csr c;
-  int rc = _hg_csr_retaining(g, &c);
-  if (rc) return rc;
+  /* The graph's own edges, the non-retaining ones skipped as they come. */
+  struct edges c = {g->node_count, g->edge_start, g->edge_target, g->edge_kind};
+  int rc;
   struct hg_dominators *d = calloc(1, sizeof *d);
   uint32_t n = g->node_count;
   size_t m = (size_t)n + 1;
@@ -676,7 +698,6 @@ nomem:
   rc = HG_ENOMEM;
 fail:
   _hg_view_free(view);
-  _hg_csr_free(&c);
   free(entries);
   free(idw);
   free(ret);
