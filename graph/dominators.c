@@ -493,21 +493,14 @@ struct side_job {
   const uint32_t *order;
   uint32_t cnt;
   struct _hg_view *view; /* node, reach: filled here */
-  uint64_t *ret;         /* ret[w] = own size of number w (1..cnt) */
 };
 
 static void *side_run(void *arg) {
   struct side_job *j = arg;
   const uint32_t *order = j->order;
-  const uint64_t *size = j->g->node_size;
   uint32_t n = j->g->node_count, cnt = j->cnt;
   memcpy(j->view->node, order, (size_t)n * sizeof *order);
   for (uint32_t w = 0; w < cnt; w++) _hg_bit_set(j->view->reach, order[w]);
-  j->ret[0] = 0;
-  for (uint32_t w = 1; w <= cnt; w++) {
-    if (w + 32 <= cnt) __builtin_prefetch(&size[order[w + 31]]);
-    j->ret[w] = size[order[w - 1]];
-  }
   return NULL;
 }
 
@@ -651,7 +644,6 @@ int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   size_t m = (size_t)n + 1;
   uint32_t *entries = malloc(((size_t)g->root_count + 1) * sizeof *entries);
   uint32_t *idw = _hg_malloc_big(m * sizeof *idw);
-  uint64_t *ret = NULL;
   struct _hg_view *view = NULL;
   if (!d || !entries || !idw) goto nomem;
   d->node_count = n;
@@ -659,19 +651,16 @@ int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   for (uint32_t i = 0; i < g->root_count; i++) entries[i] = g->roots[i].target;
   if (!(view = calloc(1, sizeof *view))) goto nomem;
   /* Filled on the second core while the idoms are computed: the view's
-   * numbering and root reachability, and each reached node's own size. */
+   * numbering and root reachability. */
   view->node = _hg_malloc_big(m * sizeof *view->node);
   view->reach = _hg_bits_new(n);
-  if (!view->node || !view->reach || !(ret = _hg_malloc_big(m * sizeof *ret))) goto nomem;
-  struct side_job side = {g, d->order, 0, view, ret};
+  if (!view->node || !view->reach) goto nomem;
+  struct side_job side = {g, d->order, 0, view};
   rc = dom_core(&c, entries, g->root_count, d->order, idw, NULL, &d->reachable_count, view, &side);
   if (rc) goto fail;
   free(entries);
   entries = NULL;
   uint32_t cnt = d->reachable_count;
-  /* Retained sizes in preorder space (reverse preorder: every node is final
-   * before its dominator gets it; ret[0], the super-root, ends as the total),
-   * then scattered to node indices. */
   d->idom = _hg_malloc_big(m * sizeof *d->idom);
   d->retained = _hg_malloc_big(m * sizeof *d->retained);
   if (!d->idom || !d->retained) goto nomem;
@@ -679,18 +668,30 @@ int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   struct idom_job job = {d, idw, cnt};
   struct _hg_job jt;
   _hg_job_start(&jt, idom_to_nodes, &job, 1);
-  const uint32_t *order = d->order; /* order[cnt..n-1]: the unreached nodes */
-  for (uint32_t w = cnt; w >= 1; w--) ret[idw[w]] += ret[w];
-  d->reachable_bytes = ret[0];
-  for (uint32_t w = 1; w <= cnt; w++) {
-    if (w + 32 <= cnt) __builtin_prefetch(&d->retained[order[w + 31]], 1);
-    d->retained[order[w - 1]] = ret[w];
+  /* Retained sizes in node space, no preorder-space copy: every reached
+   * node starts with its own size (a sequential pass), then in reverse
+   * preorder (every node is final before its dominator gets it) each one
+   * adds its total to its dominator's, the super-root's being the total. */
+  const uint32_t *order = d->order;
+  const uint64_t *size = g->node_size;
+  uint64_t *r = d->retained, total = 0;
+  for (uint32_t v = 0; v < n; v++) r[v] = _hg_bit(view->reach, v) ? size[v] : 0;
+  r[n] = 0;
+  for (uint32_t w = cnt; w >= 1; w--) {
+    if (w > 32) {
+      __builtin_prefetch(&r[order[w - 17]]);
+      uint32_t pa = idw[w - 32];
+      __builtin_prefetch(&order[pa ? pa - 1 : 0]);
+    }
+    uint32_t v = order[w - 1], pw = idw[w];
+    if (pw)
+      r[order[pw - 1]] += r[v];
+    else
+      total += r[v];
   }
-  for (uint32_t x = cnt; x < n; x++) d->retained[order[x]] = 0;
-  d->retained[n] = 0;
+  d->reachable_bytes = total;
   _hg_job_wait(&jt);
   free(idw);
-  free(ret);
   _hg_view_put(g, view);
   *out = d;
   return 0;
@@ -700,7 +701,6 @@ fail:
   _hg_view_free(view);
   free(entries);
   free(idw);
-  free(ret);
   hg_dominators_free(d);
   return rc;
 }
