@@ -616,7 +616,7 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
       if (code >= HG_KINDCODE_NAMED_BASE && (field == 0 || field >= UINT32_MAX))
         return efail(err, HG_EFORMAT, at, "edge field id out of range");
       etarget[e] = (uint32_t)dst;
-      eoffset[e] = (uint32_t)off;
+      if (eoffset) eoffset[e] = (uint32_t)off; /* NULL: HG_LOAD_NO_EDGE_OFFSETS (fast path) */
       ekind[e] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
       if ((uint32_t)dst > max_target) max_target = (uint32_t)dst;
       if (field && named_add(s->named, err, at, e, (uint32_t)field)) return HG_ENOMEM;
@@ -1286,14 +1286,15 @@ static struct hg_graph *load_fast(const uint8_t *data, uint64_t size, unsigned f
   g->node_flags = _hg_malloc_big(n1 * sizeof *g->node_flags);
   g->node_heap = calloc(n1, sizeof *g->node_heap); /* fresh zero pages: ids 0 never written */
   g->edge_target = _hg_malloc_big(m1 * sizeof *g->edge_target);
-  g->edge_offset = _hg_malloc_big(m1 * sizeof *g->edge_offset);
+  if (!(flags & HG_LOAD_NO_EDGE_OFFSETS)) g->edge_offset = _hg_malloc_big(m1 * sizeof *g->edge_offset);
   g->edge_kind = _hg_malloc_big(m1 * sizeof *g->edge_kind);
   r.es.es_cap = n1;
   r.es.es = _hg_malloc_big(n1 * sizeof *r.es.es);
   r.cap_nodes = n1;
   r.cap_edges = m1;
   int rc = !g->node_addr || !g->node_size || !g->node_class || !g->node_flags || !g->node_heap ||
-           !g->edge_target || !g->edge_offset || !g->edge_kind || !r.es.es;
+           !g->edge_target || (!g->edge_offset && !(flags & HG_LOAD_NO_EDGE_OFFSETS)) ||
+           !g->edge_kind || !r.es.es;
   if (!rc) rc = read_stream(&r);
   if (!rc && (g->node_count != hn || g->edge_count != he)) rc = 1;
   if (!rc) {
