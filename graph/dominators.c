@@ -5,41 +5,40 @@
  * reusable core _hg_dom_core (leaks.c runs it on the leaked subgraph). The
  * dominator tree is over a virtual super-root (preorder number 0) whose
  * children are the entry nodes; only retaining edges count (the core walks
- * a compact retaining-edge CSR, never edge_kind or the reverse CSR).
+ * the graph's own CSR testing edge_kind as it goes, or leaks.c's compact
+ * CSR; never the reverse CSR, never a copy).
  * Everything is iterative: the DFS stack is an explicit heap array (one
  * 20-byte frame per open node) and eval is path halving without a stack,
  * so a 10-million-node chain costs memory, never C stack.
  *
- * Algorithm: one DFS numbers the reachable nodes in preorder; then the
- * iterative Cooper-Harvey-Kennedy scheme (see iterate()) runs in preorder
- * space, which on heap graphs (shallow dominator trees) settles in a few
- * cheap, prefetchable passes. If it has not settled after MAX_PASSES, the
- * same tree is computed by SEMI-NCA (Georgiadis; as used by LeakCanary and
- * LLVM): semidominators by the Lengauer-Tarjan "simple" eval/link (path
- * halving), then each idom is the nearest common ancestor of its DFS parent
- * and semidominator — O(m log n) whatever the graph.
+ * Algorithm: one DFS numbers the reachable nodes in preorder and lays out
+ * their retaining edges renumbered in preorder; then the iterative
+ * Cooper-Harvey-Kennedy scheme (see iterate()) runs in preorder space,
+ * pushed along those out-edges, which on heap graphs (shallow dominator
+ * trees) settles in a few sequential, prefetchable passes. If it has not
+ * settled after MAX_PASSES, the same tree is computed by SEMI-NCA
+ * (Georgiadis; as used by LeakCanary and LLVM): predecessor lists are built
+ * then, semidominators by the Lengauer-Tarjan "simple" eval/link (path
+ * halving), then each idom is the nearest common ancestor of its DFS
+ * parent and semidominator — O(m log n) whatever the graph.
  *
  * Speed is memory latency: the DFS tests "visited" in a bitmap, keeps each
- * node's edge range and first two levels of first targets in one 16-byte
- * record (requested two levels ahead while it descends), keeps an explicit
- * stack whose frames carry their next target (prefetched while it returns),
- * and lays out the retaining edges renumbered in preorder as it goes (node
- * indices, turned into numbers by a prefetched pass on two threads). After
- * it everything works in preorder space (predecessor lists indexed by
- * preorder number, built from that CSR by a cache-blocked bucket sort split
- * between two threads), and big work arrays ask for huge pages. While the
- * idoms are computed, the second core fills the view's numbering and
- * reachability and the nodes' own sizes (side_run); then it turns the idoms
- * into node indices while this core sums and scatters retained sizes.
- * Every two-thread step writes disjoint memory, so results never depend on
- * the thread count (tests/unit/test_dom_paths.c runs both ways).
- * hg_dominators_compute leaves the renumbered CSR on the graph as the DFS
- * view (analysis.h, struct _hg_view), so leaks, cycles and reachability
- * reuse it. Working memory at peak (the DFS) ~ 9 uint32 per node plus the
- * stack's 5 uint32 per level, plus 2 uint32 per retaining edge (the CSR
- * copy and the renumbered one); later (target, source) pairs and the
- * predecessor lists (3 uint32 per edge) replace the CSR copy, plus 2 uint32
- * per node for SEMI-NCA when it runs.
+ * node's first two levels of first targets in one 8-byte record (requested
+ * two levels ahead while it descends), keeps an explicit stack whose frames
+ * carry their next target (prefetched while it returns), and writes the
+ * edges of the renumbered CSR as it goes (node indices, turned into numbers
+ * by a prefetched pass on two threads). Big work arrays ask for huge pages.
+ * While the idoms are computed, the second core fills the view's numbering
+ * and reachability (side_run); then it turns the idoms into node indices
+ * while this core sums retained sizes in node space. Every two-thread step
+ * writes disjoint memory, so results never depend on the thread count
+ * (tests/unit/test_dom_paths.c runs both ways). hg_dominators_compute
+ * leaves the renumbered CSR on the graph as the DFS view (analysis.h,
+ * struct _hg_view), so leaks, cycles and reachability reuse it. Working
+ * memory at peak (the DFS) ~ 6 uint32 per node (records 2, order, parent,
+ * the CSR's start) plus the stack's 5 uint32 per open level plus 1 uint32
+ * per retaining edge (the renumbered CSR); no per-edge buffer besides it
+ * unless SEMI-NCA runs (then 3 uint32 per edge and 3 per node more).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +74,30 @@ struct edges {
   const uint32_t *start, *target;
   const uint8_t *kind; /* NULL: every edge retains */
 };
+
+/* Retaining edges as a bitmap over the graph's edges (1 bit an edge, 1/8
+ * of edge_kind: mostly in cache where edge_kind would be one more miss per
+ * node), and how many of [lo, hi) are set. */
+static uint64_t *retaining_bits(const struct edges *g) {
+  uint32_t m = g->start[g->n];
+  uint64_t *b = _hg_bits_new(m);
+  if (b)
+    for (uint32_t e = 0; e < m; e++)
+      if (_hg_retains(g->kind[e])) _hg_bit_set(b, e);
+  return b;
+}
+
+static uint32_t bits_in(const uint64_t *b, uint32_t lo, uint32_t hi) {
+  uint32_t k = 0;
+  while (lo < hi) {
+    uint32_t sh = lo & 63, take = 64 - sh < hi - lo ? 64 - sh : hi - lo;
+    uint64_t x = b[lo >> 6] >> sh;
+    if (take < 64) x &= ((uint64_t)1 << take) - 1;
+    k += (uint32_t)__builtin_popcountll(x);
+    lo += take;
+  }
+  return k;
+}
 
 /* A DFS is a chain of dependent cache misses: target -> its number and
  * edge range -> its edges -> their targets' numbers ... So the DFS proper
@@ -112,12 +135,12 @@ struct frame {
  * order, so the ranges are a running sum) and each edge's target node is
  * written there when the DFS looks at it — near the ranges just written,
  * so no separate gather pass. Returns cnt. */
-static uint32_t dfs(const struct edges *g, const struct dn *nd, const uint32_t *entries,
+static uint32_t dfs(const struct edges *g, const uint64_t *rb, const struct dn *nd,
+                    const uint32_t *entries,
                     uint32_t entry_count, uint64_t *seen, uint32_t *order, uint32_t *parent,
                     struct frame *stk, struct _hg_csr *p) {
   uint32_t n = g->n, cnt = 0, *ps = p->start, *pt = p->target;
   const uint32_t *es = g->start, *tg = g->target;
-  const uint8_t *ek = g->kind;
   ps[0] = 0;
   for (uint32_t i = 0; i < entry_count; i++) {
     uint32_t t = entries[i];
@@ -135,12 +158,10 @@ static uint32_t dfs(const struct edges *g, const struct dn *nd, const uint32_t *
         __builtin_prefetch(&nd[x->first]);
         __builtin_prefetch(&es[x->first]);
         __builtin_prefetch(&nd[x->ff]);
+        __builtin_prefetch(&es[x->ff]);
         __builtin_prefetch(&tg[s0]);
       }
-      if (ek) {
-        k = 0;
-        for (uint32_t e = s0; e < s1; e++) k += (uint32_t)_hg_retains(ek[e]);
-      }
+      if (rb) k = bits_in(rb, s0, s1);
       ps[q] = ps[q - 1] + k;
       stk[sp++] = (struct frame){q, s0, s1, s0 < s1 ? tg[s0] : 0, ps[q - 1]};
       /* Find the next unvisited target from the top frame, popping
@@ -149,7 +170,7 @@ static uint32_t dfs(const struct edges *g, const struct dn *nd, const uint32_t *
         struct frame *f = &stk[sp - 1];
         uint32_t e = f->e, end = f->end, u = f->next, slot = f->slot;
         while (e < end) {
-          if (!ek || _hg_retains(ek[e])) {
+          if (!rb || _hg_bit(rb, e)) {
             pt[slot++] = u;
             if (!_hg_bit(seen, u)) break;
           }
@@ -521,13 +542,13 @@ static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t ent
   struct dn *nd = _hg_malloc_big(m * sizeof *nd);
   struct frame *stk = NULL;
   uint64_t *seen = _hg_bits_new(n);
-  if (!cur || !is_entry || !seen || !nd) goto out;
+  uint64_t *rb = g->kind ? retaining_bits(g) : NULL; /* NULL: every edge retains */
+  if (!cur || !is_entry || !seen || !nd || (g->kind && !rb)) goto out;
   for (uint32_t v = 0; v < n; v++) {
     uint32_t e = es[v], end = es[v + 1], k = end - e;
-    if (g->kind) {
-      while (e < end && !_hg_retains(g->kind[e])) e++;
-      k = 0;
-      for (uint32_t x = e; x < end; x++) k += (uint32_t)_hg_retains(g->kind[x]);
+    if (rb) {
+      while (e < end && !_hg_bit(rb, e)) e++;
+      k = bits_in(rb, e, end);
     }
     nd[v].first = e < end ? tg[e] : v;
     me += k;
@@ -540,11 +561,13 @@ static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t ent
   p.start = _hg_malloc_big(m * sizeof *p.start);
   p.target = _hg_malloc_big(((size_t)me + 1) * sizeof *p.target);
   if (!p.start || !p.target || !(stk = _hg_malloc_big(m * sizeof *stk))) goto out;
-  cnt = dfs(g, nd, entries, entry_count, seen, order, parent, stk, &p);
+  cnt = dfs(g, rb, nd, entries, entry_count, seen, order, parent, stk, &p);
   free(stk);
   stk = NULL;
   free(nd);
   nd = NULL;
+  free(rb);
+  rb = NULL;
   renumber(g, cnt, seen, cur, order, &p); /* cur: num[] here */
   for (uint32_t i = 0; i < entry_count; i++)
     if (entries[i] < n && _hg_bit(seen, entries[i])) _hg_bit_set(is_entry, cur[entries[i]] + 1);
@@ -588,6 +611,7 @@ static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t ent
 out:
   _hg_job_wait(&side_job);
   _hg_csr_free(&p);
+  free(rb);
   free(nd);
   free(stk);
   free(cur);
