@@ -116,8 +116,14 @@ static uint32_t bits_in(const uint64_t *b, uint32_t lo, uint32_t hi) {
  * (parent -> node -> edges -> target). */
 struct dn {
   uint32_t first;  /* target of the first retaining edge (none: the node) */
-  uint32_t ff;     /* first's first                                       */
+  uint32_t ff;     /* first's first; bit 31: MIXED (see below)            */
 };
+
+/* MIXED marks a node with a non-retaining edge: only such nodes look at
+ * the retaining-edge bitmap (one cache miss less per node for the rest).
+ * Node indices and numbers then stay below bit 31; a graph of 2^31 nodes or
+ * more (flags unusable) tests the bitmap for every node. */
+#define MIXED ((uint32_t)1 << 31)
 
 struct frame {
   uint32_t w;     /* preorder number                            */
@@ -141,6 +147,8 @@ static uint32_t dfs(const struct edges *g, const uint64_t *rb, const struct dn *
                     struct frame *stk, struct _hg_csr *p) {
   uint32_t n = g->n, cnt = 0, *ps = p->start, *pt = p->target;
   const uint32_t *es = g->start, *tg = g->target;
+  int flags = n < MIXED;
+  uint32_t wmask = flags ? MIXED - 1 : UINT32_MAX;
   ps[0] = 0;
   for (uint32_t i = 0; i < entry_count; i++) {
     uint32_t t = entries[i];
@@ -150,27 +158,33 @@ static uint32_t dfs(const struct edges *g, const uint64_t *rb, const struct dn *
     for (;;) {
       /* Enter t (unvisited) as a child of `from`. */
       uint32_t q = ++cnt, s0 = es[t], s1 = es[t + 1], k = s1 - s0;
+      const struct dn *x = &nd[t];
+      uint32_t mixed = !rb ? 0 : flags ? x->ff & MIXED : MIXED;
       _hg_bit_set(seen, t);
       order[q - 1] = t;
       parent[q] = from;
       if (s0 < s1) {
-        const struct dn *x = &nd[t];
+        uint32_t ff = x->ff & wmask;
         __builtin_prefetch(&nd[x->first]);
         __builtin_prefetch(&es[x->first]);
-        __builtin_prefetch(&nd[x->ff]);
-        __builtin_prefetch(&es[x->ff]);
+        __builtin_prefetch(&nd[ff]);
+        __builtin_prefetch(&es[ff]);
         __builtin_prefetch(&tg[s0]);
       }
-      if (rb) k = bits_in(rb, s0, s1);
+      if (mixed) k = bits_in(rb, s0, s1);
       ps[q] = ps[q - 1] + k;
-      stk[sp++] = (struct frame){q, s0, s1, s0 < s1 ? tg[s0] : 0, ps[q - 1]};
+      /* Edge s0's target: the record's first unless some edge does not
+       * retain (then the first retaining edge may come later). */
+      uint32_t u0 = s0 >= s1 ? 0 : mixed ? tg[s0] : x->first;
+      stk[sp++] = (struct frame){q | (flags ? mixed : 0), s0, s1, u0, ps[q - 1]};
       /* Find the next unvisited target from the top frame, popping
        * finished ones. */
       for (;;) {
         struct frame *f = &stk[sp - 1];
         uint32_t e = f->e, end = f->end, u = f->next, slot = f->slot;
+        int all = !rb || (flags && !(f->w & MIXED)); /* every edge retains */
         while (e < end) {
-          if (!rb || _hg_bit(rb, e)) {
+          if (all || _hg_bit(rb, e)) {
             pt[slot++] = u;
             if (!_hg_bit(seen, u)) break;
           }
@@ -184,7 +198,7 @@ static uint32_t dfs(const struct edges *g, const uint64_t *rb, const struct dn *
             __builtin_prefetch(&nd[f->next]);
             __builtin_prefetch(&es[f->next]);
           }
-          from = f->w;
+          from = f->w & wmask;
           t = u;
           break;
         }
@@ -551,11 +565,12 @@ static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t ent
       k = bits_in(rb, e, end);
     }
     nd[v].first = e < end ? tg[e] : v;
+    nd[v].ff = rb && n < MIXED && k != es[v + 1] - es[v] ? MIXED : 0;
     me += k;
   }
   for (uint32_t v = 0; v < n; v++) {
     if (v + 16 < n) __builtin_prefetch(&nd[nd[v + 16].first]);
-    nd[v].ff = nd[nd[v].first].first;
+    nd[v].ff |= nd[nd[v].first].first;
   }
   p.n = n;
   p.start = _hg_malloc_big(m * sizeof *p.start);
@@ -702,10 +717,13 @@ int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   for (uint32_t v = 0; v < n; v++) r[v] = _hg_bit(view->reach, v) ? size[v] : 0;
   r[n] = 0;
   for (uint32_t w = cnt; w >= 1; w--) {
+    /* Three random reads a node, all requested ahead: order[] of the
+     * dominator 32 nodes ahead, then (arrived by now) its total 16 ahead. */
     if (w > 32) {
       __builtin_prefetch(&r[order[w - 17]]);
-      uint32_t pa = idw[w - 32];
+      uint32_t pa = idw[w - 32], pb = idw[w - 16];
       __builtin_prefetch(&order[pa ? pa - 1 : 0]);
+      __builtin_prefetch(&r[order[pb ? pb - 1 : 0]], 1);
     }
     uint32_t v = order[w - 1], pw = idw[w];
     if (pw)
@@ -861,8 +879,10 @@ static void sift_down(const struct hg_dominators *d, uint32_t *h, uint32_t n, ui
 uint32_t hg_dominators_top(const struct hg_dominators *d, uint32_t k, uint32_t *out) {
   if (!d || !out || !k) return 0;
   uint32_t n = 0;
-  for (uint32_t i = 0; i < d->reachable_count; i++) {
-    uint32_t v = d->order[i];
+  /* The reached nodes in index order (sequential reads; the ranking is a
+   * total order, so the order they come in does not change the result). */
+  for (uint32_t v = 0; v < d->node_count; v++) {
+    if (d->idom[v] == HG_NONE) continue;
     if (n < k) {
       out[n++] = v;
       if (n == k) /* heapify */
