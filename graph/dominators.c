@@ -491,7 +491,10 @@ static int iterate(const uint64_t *is_entry, uint32_t cnt, const struct _hg_csr 
       /* v's edges: slot v - 1; targets are numbers - 1. */
       for (uint32_t k = ps[v - 1], end = ps[v]; k < end; k++) {
         uint32_t w = pt[k] + 1;
-        if (k + 16 < total) __builtin_prefetch(&doms[pt[k + 16] + 1]);
+        if (k + 16 < total) {
+          __builtin_prefetch(&doms[pt[k + 16] + 1]);
+          __builtin_prefetch(&fin[(pt[k + 16] + 1) >> 6]);
+        }
         if (_hg_bit(fin, w)) continue;
         uint32_t b = doms[w], a = v;
         if (b == HG_NONE) { /* first push: from before w (see above) */
