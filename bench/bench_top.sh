@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench_top.sh — `make bench-top` (issue 33): `heapgraph top`, the fleet
 # summary (`heapgraph fleet` with an empty cache), the viewer's start and the
-# DevTools export against the same commands of the base build, main 3b65021,
+# DevTools export against the same commands of the base build, main 85daa17,
 # built here from `git archive` (build/bench/base/, once), on bench_analysis
 # snapshots (3 edges per node, 5 % leaked). Each pair runs back to back,
 # alternating base/new, RUNS times (median shown), so the machine's load
@@ -16,17 +16,18 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 NEW=$B/heapgraph
 GEN=$B/bench/bench_analysis
-BASE_REV=${HG_BENCH_BASE:-3b65021}
+BASE_REV=${HG_BENCH_BASE:-85daa17}
 BASEDIR=$B/bench/base
 RUNS=${HG_BENCH_TOP_RUNS:-3}
 PY=${PYTHON:-/usr/bin/python3}
 mkdir -p "$B/bench"
-if [ ! -x "$BASEDIR/build/heapgraph" ]; then
+if [ ! -x "$BASEDIR/build/heapgraph" ] || [ "$(cat "$BASEDIR/.rev" 2>/dev/null)" != "$BASE_REV" ]; then
   echo "bench-top: building the base ($BASE_REV) in $BASEDIR"
   rm -rf "$BASEDIR" && mkdir -p "$BASEDIR"
   git archive "$BASE_REV" | tar -x -C "$BASEDIR"
   make -C "$BASEDIR" build/heapgraph >"$B/bench/base-build.log" 2>&1 || {
     echo "bench-top: base build failed (see $B/bench/base-build.log)"; exit 1; }
+  echo "$BASE_REV" >"$BASEDIR/.rev"
 fi
 BASE=$BASEDIR/build/heapgraph
 T=$B/bench/top.time

@@ -139,12 +139,12 @@ uint64_t *_hg_reachable_par(const struct hg_graph *g, int regions_are_roots);
  * idom[w] = preorder number of w's immediate dominator (0 = super-root),
  * and, when pre is non-NULL, pre[node] = its number (HG_NONE: unreached).
  * order has c->n entries, idom c->n + 1, pre c->n. *reached = cnt.
- * Consumes c (freed). When view is non-NULL it receives the renumbered CSR
+ * Reads c (never changes or frees it). When view is non-NULL it receives the renumbered CSR
  * (view->c; view->node = NULL, reach = NULL: order[] holds the numbering,
  * order[cnt..n-1] being the unreached nodes in index order) and
  * view->reached. 0 or HG_ENOMEM.
  */
-int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
+int _hg_dom_core(const struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
                  uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
                  struct _hg_view *view);
 

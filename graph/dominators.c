@@ -5,41 +5,40 @@
  * reusable core _hg_dom_core (leaks.c runs it on the leaked subgraph). The
  * dominator tree is over a virtual super-root (preorder number 0) whose
  * children are the entry nodes; only retaining edges count (the core walks
- * a compact retaining-edge CSR, never edge_kind or the reverse CSR).
+ * the graph's own CSR testing edge_kind as it goes, or leaks.c's compact
+ * CSR; never the reverse CSR, never a copy).
  * Everything is iterative: the DFS stack is an explicit heap array (one
  * 20-byte frame per open node) and eval is path halving without a stack,
  * so a 10-million-node chain costs memory, never C stack.
  *
- * Algorithm: one DFS numbers the reachable nodes in preorder; then the
- * iterative Cooper-Harvey-Kennedy scheme (see iterate()) runs in preorder
- * space, which on heap graphs (shallow dominator trees) settles in a few
- * cheap, prefetchable passes. If it has not settled after MAX_PASSES, the
- * same tree is computed by SEMI-NCA (Georgiadis; as used by LeakCanary and
- * LLVM): semidominators by the Lengauer-Tarjan "simple" eval/link (path
- * halving), then each idom is the nearest common ancestor of its DFS parent
- * and semidominator — O(m log n) whatever the graph.
+ * Algorithm: one DFS numbers the reachable nodes in preorder and lays out
+ * their retaining edges renumbered in preorder; then the iterative
+ * Cooper-Harvey-Kennedy scheme (see iterate()) runs in preorder space,
+ * pushed along those out-edges, which on heap graphs (shallow dominator
+ * trees) settles in a few sequential, prefetchable passes. If it has not
+ * settled after MAX_PASSES, the same tree is computed by SEMI-NCA
+ * (Georgiadis; as used by LeakCanary and LLVM): predecessor lists are built
+ * then, semidominators by the Lengauer-Tarjan "simple" eval/link (path
+ * halving), then each idom is the nearest common ancestor of its DFS
+ * parent and semidominator — O(m log n) whatever the graph.
  *
  * Speed is memory latency: the DFS tests "visited" in a bitmap, keeps each
- * node's edge range and first two levels of first targets in one 16-byte
- * record (requested two levels ahead while it descends), keeps an explicit
- * stack whose frames carry their next target (prefetched while it returns),
- * and lays out the retaining edges renumbered in preorder as it goes (node
- * indices, turned into numbers by a prefetched pass on two threads). After
- * it everything works in preorder space (predecessor lists indexed by
- * preorder number, built from that CSR by a cache-blocked bucket sort split
- * between two threads), and big work arrays ask for huge pages. While the
- * idoms are computed, the second core fills the view's numbering and
- * reachability and the nodes' own sizes (side_run); then it turns the idoms
- * into node indices while this core sums and scatters retained sizes.
- * Every two-thread step writes disjoint memory, so results never depend on
- * the thread count (tests/unit/test_dom_paths.c runs both ways).
- * hg_dominators_compute leaves the renumbered CSR on the graph as the DFS
- * view (analysis.h, struct _hg_view), so leaks, cycles and reachability
- * reuse it. Working memory at peak (the DFS) ~ 9 uint32 per node plus the
- * stack's 5 uint32 per level, plus 2 uint32 per retaining edge (the CSR
- * copy and the renumbered one); later (target, source) pairs and the
- * predecessor lists (3 uint32 per edge) replace the CSR copy, plus 2 uint32
- * per node for SEMI-NCA when it runs.
+ * node's first two levels of first targets in one 8-byte record (requested
+ * two levels ahead while it descends), keeps an explicit stack whose frames
+ * carry their next target (prefetched while it returns), and writes the
+ * edges of the renumbered CSR as it goes (node indices, turned into numbers
+ * by a prefetched pass on two threads). Big work arrays ask for huge pages.
+ * While the idoms are computed, the second core fills the view's numbering
+ * and reachability (side_run); then it turns the idoms into node indices
+ * while this core sums retained sizes in node space. Every two-thread step
+ * writes disjoint memory, so results never depend on the thread count
+ * (tests/unit/test_dom_paths.c runs both ways). hg_dominators_compute
+ * leaves the renumbered CSR on the graph as the DFS view (analysis.h,
+ * struct _hg_view), so leaks, cycles and reachability reuse it. Working
+ * memory at peak (the DFS) ~ 6 uint32 per node (records 2, order, parent,
+ * the CSR's start) plus the stack's 5 uint32 per open level plus 1 uint32
+ * per retaining edge (the renumbered CSR); no per-edge buffer besides it
+ * unless SEMI-NCA runs (then 3 uint32 per edge and 3 per node more).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,47 +66,89 @@ uint32_t _hg_dom_par_min = (uint32_t)1 << 16;
 
 /* ---- Step 1: iterative DFS from the super-root ---- */
 
+/* The edges the core walks: a CSR over node indices and, when kind is
+ * non-NULL, each edge's kind (only retaining edges count; the graph's own
+ * arrays are walked, no copy). */
+struct edges {
+  uint32_t n;
+  const uint32_t *start, *target;
+  const uint8_t *kind; /* NULL: every edge retains */
+};
+
+/* Retaining edges as a bitmap over the graph's edges (1 bit an edge, 1/8
+ * of edge_kind: mostly in cache where edge_kind would be one more miss per
+ * node), and how many of [lo, hi) are set. */
+static uint64_t *retaining_bits(const struct edges *g) {
+  uint32_t m = g->start[g->n];
+  uint64_t *b = _hg_bits_new(m);
+  if (b)
+    for (uint32_t e = 0; e < m; e++)
+      if (_hg_retains(g->kind[e])) _hg_bit_set(b, e);
+  return b;
+}
+
+static uint32_t bits_in(const uint64_t *b, uint32_t lo, uint32_t hi) {
+  uint32_t k = 0;
+  while (lo < hi) {
+    uint32_t sh = lo & 63, take = 64 - sh < hi - lo ? 64 - sh : hi - lo;
+    uint64_t x = b[lo >> 6] >> sh;
+    if (take < 64) x &= ((uint64_t)1 << take) - 1;
+    k += (uint32_t)__builtin_popcountll(x);
+    lo += take;
+  }
+  return k;
+}
+
 /* A DFS is a chain of dependent cache misses: target -> its number and
  * edge range -> its edges -> their targets' numbers ... So the DFS proper
  * does as little per edge as it can: the visited test is a bitmap (1 bit a
  * node: it stays in the core's own cache, and most edges lead to visited
  * nodes), and each edge is recorded in the renumbered CSR as its target's
  * node index, turned into numbers afterwards by a prefetched pass on two
- * threads (renumber()). A node's edge range, first target and first
- * target's first target sit together in one 16-byte record read only when
- * the node is entered: its first target (the usual way down) is known at
- * once and the records two levels down are requested together with the
- * node's edges, so while the DFS descends through first edges a level
- * costs about half a memory latency. The stack is explicit and keeps, per
- * open node, the target of its next edge, so when the DFS returns up a
- * chain the next frames' targets are requested ahead instead of being
- * found by dependent misses (parent -> node -> edges -> target). */
+ * threads (renumber()). A node's first retaining target and that one's
+ * first target sit together in one 8-byte record: when a node is entered
+ * its first target (the usual way down) is known at once and the records
+ * two levels down are requested together with the node's edges, so while
+ * the DFS descends through first edges a level costs about half a memory
+ * latency. The stack is explicit and keeps, per open node, the target of
+ * its next edge, so when the DFS returns up a chain the next frames'
+ * targets are requested ahead instead of being found by dependent misses
+ * (parent -> node -> edges -> target). */
 struct dn {
-  uint32_t start, end;  /* edges in c                             */
-  uint32_t first;       /* target of edge start (if any)          */
-  uint32_t ff;          /* first's first target (or first)        */
+  uint32_t first;  /* target of the first retaining edge (none: the node) */
+  uint32_t ff;     /* first's first; bit 31: MIXED (see below)            */
 };
+
+/* MIXED marks a node with a non-retaining edge: only such nodes look at
+ * the retaining-edge bitmap (one cache miss less per node for the rest).
+ * Node indices and numbers then stay below bit 31; a graph of 2^31 nodes or
+ * more (flags unusable) tests the bitmap for every node. */
+#define MIXED ((uint32_t)1 << 31)
 
 struct frame {
   uint32_t w;     /* preorder number                            */
-  uint32_t e;     /* next edge in c                             */
+  uint32_t e;     /* next edge                                  */
   uint32_t end;   /* edge range end                             */
   uint32_t next;  /* target of edge e (when e < end)            */
-  uint32_t base;  /* edge e's slot in the renumbered CSR: base + e */
+  uint32_t slot;  /* next slot in the renumbered CSR            */
 };
 
-/* Numbers reached nodes 1..cnt in preorder (pre[node], order[num-1]; seen
- * marks them) and records parent[num]; stk has room for cnt + 1 frames
- * (only as deep as the DFS goes is touched). It also lays out the
- * renumbered CSR p of the reached nodes (slot num - 1, edges in c's order):
+/* Numbers reached nodes 1..cnt in preorder (order[num-1]; seen marks them)
+ * and records parent[num]; stk has room for cnt + 1 frames (only as deep
+ * as the DFS goes is touched). It also lays out the renumbered CSR p of
+ * the reached nodes (slot num - 1, retaining edges in the graph's order):
  * a node's slot range is fixed when it is entered (entries come in number
  * order, so the ranges are a running sum) and each edge's target node is
  * written there when the DFS looks at it — near the ranges just written,
- * so no separate gather pass over c. Returns cnt. */
-static uint32_t dfs(const struct dn *nd, uint32_t n, const uint32_t *tg, const uint32_t *entries,
-                    uint32_t entry_count, uint64_t *seen, uint32_t *pre, uint32_t *order,
-                    uint32_t *parent, struct frame *stk, struct _hg_csr *p) {
-  uint32_t cnt = 0, *ps = p->start, *pt = p->target;
+ * so no separate gather pass. Returns cnt. */
+static uint32_t dfs(const struct edges *g, const uint64_t *rb, const struct dn *nd,
+                    const uint32_t *entries,
+                    uint32_t entry_count, uint64_t *seen, uint32_t *order, uint32_t *parent,
+                    struct frame *stk, struct _hg_csr *p) {
+  uint32_t n = g->n, cnt = 0, *ps = p->start, *pt = p->target;
+  const uint32_t *es = g->start, *tg = g->target;
+  int flags = n < MIXED;
+  uint32_t wmask = flags ? MIXED - 1 : UINT32_MAX;
   ps[0] = 0;
   for (uint32_t i = 0; i < entry_count; i++) {
     uint32_t t = entries[i];
@@ -116,42 +157,57 @@ static uint32_t dfs(const struct dn *nd, uint32_t n, const uint32_t *tg, const u
     size_t sp = 0;
     for (;;) {
       /* Enter t (unvisited) as a child of `from`. */
+      uint32_t q = ++cnt, s0 = es[t], s1 = es[t + 1], k = s1 - s0;
       const struct dn *x = &nd[t];
-      uint32_t q = ++cnt;
+      uint32_t mixed = !rb ? 0 : flags ? x->ff & MIXED : MIXED;
       _hg_bit_set(seen, t);
-      pre[t] = q;
       order[q - 1] = t;
       parent[q] = from;
-      ps[q] = ps[q - 1] + (x->end - x->start);
-      if (x->start < x->end) {
+      if (s0 < s1) {
+        uint32_t ff = x->ff & wmask;
         __builtin_prefetch(&nd[x->first]);
-        __builtin_prefetch(&nd[x->ff]);
-        __builtin_prefetch(&tg[x->start]);
+        __builtin_prefetch(&es[x->first]);
+        __builtin_prefetch(&nd[ff]);
+        __builtin_prefetch(&es[ff]);
+        __builtin_prefetch(&tg[s0]);
       }
-      stk[sp++] = (struct frame){q, x->start, x->end, x->first, ps[q - 1] - x->start};
+      if (mixed) k = bits_in(rb, s0, s1);
+      ps[q] = ps[q - 1] + k;
+      /* Edge s0's target: the record's first unless some edge does not
+       * retain (then the first retaining edge may come later). */
+      uint32_t u0 = s0 >= s1 ? 0 : mixed ? tg[s0] : x->first;
+      stk[sp++] = (struct frame){q | (flags ? mixed : 0), s0, s1, u0, ps[q - 1]};
       /* Find the next unvisited target from the top frame, popping
        * finished ones. */
       for (;;) {
         struct frame *f = &stk[sp - 1];
-        uint32_t e = f->e, end = f->end, u = f->next, base = f->base;
+        uint32_t e = f->e, end = f->end, u = f->next, slot = f->slot;
+        int all = !rb || (flags && !(f->w & MIXED)); /* every edge retains */
         while (e < end) {
-          pt[base + e] = u;
-          if (!_hg_bit(seen, u)) break;
+          if (all || _hg_bit(rb, e)) {
+            pt[slot++] = u;
+            if (!_hg_bit(seen, u)) break;
+          }
           if (++e < end) u = tg[e];
         }
         if (e < end) { /* descend into u through edge e */
           f->e = e + 1;
+          f->slot = slot;
           if (e + 1 < end) {
             f->next = tg[e + 1];
             __builtin_prefetch(&nd[f->next]);
+            __builtin_prefetch(&es[f->next]);
           }
-          from = f->w;
+          from = f->w & wmask;
           t = u;
           break;
         }
         if (--sp == 0) break;
         /* Returning: the frame below will look at its next target soon. */
-        if (sp >= 2 && stk[sp - 2].e < stk[sp - 2].end) __builtin_prefetch(&nd[stk[sp - 2].next]);
+        if (sp >= 2 && stk[sp - 2].e < stk[sp - 2].end) {
+          __builtin_prefetch(&nd[stk[sp - 2].next]);
+          __builtin_prefetch(&es[stk[sp - 2].next]);
+        }
       }
       if (sp == 0) break;
     }
@@ -160,11 +216,11 @@ static uint32_t dfs(const struct dn *nd, uint32_t n, const uint32_t *tg, const u
 }
 
 /* The rest of the renumbering: num[] (n entries) gets every node's 0-based
- * number, the unreached nodes taking the numbers after cnt in index order
- * (order[cnt..n-1]); the reached nodes' edges in p (node indices, written
- * by dfs) become numbers, on two threads; the unreached nodes' edges follow
- * in p, so p covers the whole graph (the view). pre[] stays HG_NONE for the
- * unreached. */
+ * number, the unreached nodes (not in seen) taking the numbers after cnt
+ * in index order (order[cnt..n-1]); the reached nodes' edges in p (node
+ * indices, written by dfs) become numbers, on two threads; the unreached
+ * nodes' retaining edges follow in p, so p covers the whole graph (the
+ * view). */
 struct conv {
   uint32_t *t;
   size_t lo, hi;
@@ -182,21 +238,27 @@ static void *convert(void *arg) {
   return NULL;
 }
 
-static void renumber(const struct _hg_csr *c, const struct dn *nd, uint32_t cnt, const uint32_t *pre,
-                     uint32_t *num, uint32_t *order, struct _hg_csr *p) {
-  uint32_t n = c->n, k = cnt;
-  for (uint32_t v = 0; v < n; v++) {
-    num[v] = pre[v] != HG_NONE ? pre[v] - 1 : k;
-    if (pre[v] == HG_NONE) order[k++] = v;
+static void renumber(const struct edges *g, uint32_t cnt, const uint64_t *seen, uint32_t *num,
+                     uint32_t *order, struct _hg_csr *p) {
+  uint32_t n = g->n, k = cnt;
+  for (uint32_t q = 0; q < cnt; q++) {
+    if (q + 32 < cnt) __builtin_prefetch(&num[order[q + 32]], 1);
+    num[order[q]] = q;
   }
+  for (uint32_t v = 0; v < n; v++)
+    if (!_hg_bit(seen, v)) {
+      num[v] = k;
+      order[k++] = v;
+    }
   uint32_t at = p->start[cnt];
   struct conv h[2] = {{p->target, 0, at / 2, num}, {p->target, at / 2, at, num}};
   both(convert, &h[1], &h[0], at >= PAR_MIN);
+  const uint32_t *es = g->start, *tg = g->target;
   for (uint32_t x = cnt; x < n; x++) {
     uint32_t v = order[x];
     p->start[x] = at;
-    for (uint32_t e = nd[v].start, end = nd[v].end; e < end; e++) /* c->start is gone */
-      p->target[at++] = num[c->target[e]];
+    for (uint32_t e = es[v], end = es[v + 1]; e < end; e++)
+      if (!g->kind || _hg_retains(g->kind[e])) p->target[at++] = num[tg[e]];
   }
   p->start[n] = at;
 }
@@ -380,57 +442,83 @@ static void semidominators(const uint64_t *is_entry, uint32_t cnt, const uint32_
 
 /*
  * Cooper-Harvey-Kennedy ("A Simple, Fast Dominance Algorithm") in preorder
- * space: idom(w) = the nearest common ancestor, in the tree built so far,
- * of w's predecessors, repeated until nothing changes. Valid in preorder
- * because every tentative idom has a smaller number than its node, so the
- * two-finger walk moves the bigger number up. Heap graphs have shallow
- * dominator trees (most blocks hang off the super-root), so the walks are
- * short, predecessors can be prefetched, and a node whose idom reached the
- * super-root is final (values only move towards the root) and is skipped
- * in later passes. The synthetic 10M bench settles in 3 passes; a graph
- * that needs more than MAX_PASSES, or more than ~4 walk steps per edge in a
- * pass (a deep tree), falls back to SEMI-NCA, so this stays O(m + n).
- * doms[w] gets the preorder number of w's idom (0 = super-root). Returns 1
- * if settled.
+ * space, pushed along the out-edges: doms[w] holds w's tentative idom, and
+ * every edge v -> w moves it to the nearest common ancestor, in the tree
+ * built so far, of doms[w] and v; passes over the sources in preorder are
+ * repeated until one changes nothing. In dominator-set terms each step is
+ * Dom(w) &= {v} + Dom(v), so the values never drop below the true
+ * dominators, and a pass without a change is a fixed point: the
+ * dominators (the greatest fixed point). So it needs only the renumbered
+ * CSR, read sequentially — no predecessor lists. Valid in preorder because
+ * every tentative idom has a smaller number than its node (w's first push
+ * in the first pass comes from a node numbered before it: its DFS parent at
+ * the latest), so the two-finger walk moves the bigger number up. Heap
+ * graphs have shallow dominator trees (most blocks hang off the super-root),
+ * so the walks are short, the targets' values are prefetched, and a node
+ * whose idom reached the super-root is final (values only move towards the
+ * root): a bitmap (fin) skips it without touching doms. The synthetic 10M
+ * bench settles in 3 passes; a graph that needs more than MAX_PASSES, or
+ * more than ~4 walk steps per edge in a pass (a deep tree), falls back to
+ * SEMI-NCA, so this stays O(m + n). doms[w] gets the preorder number of
+ * w's idom (0 = super-root). Returns 1 if settled, 0 otherwise, -1 on
+ * ENOMEM.
  */
 int _hg_dom_max_passes = 8;
 #define MAX_PASSES _hg_dom_max_passes
 
-static int iterate(const uint64_t *is_entry, uint32_t cnt, const uint32_t *parent,
-                   const uint32_t *pstart, const uint32_t *preds, uint32_t *doms) {
+static int iterate(const uint64_t *is_entry, uint32_t cnt, const struct _hg_csr *p,
+                   uint32_t *doms) {
+  const uint32_t *ps = p->start, *pt = p->target;
+  uint32_t total = ps[cnt];
+  uint64_t *fin = _hg_bits_new(cnt + 1);
+  if (!fin) return -1;
   doms[0] = 0;
-  for (uint32_t w = 1; w <= cnt; w++) doms[w] = HG_NONE;
+  _hg_bit_set(fin, 0);
+  for (uint32_t w = 1; w <= cnt; w++) {
+    doms[w] = HG_NONE;
+    if (_hg_bit(is_entry, w)) {
+      doms[w] = 0;
+      _hg_bit_set(fin, w);
+    }
+  }
   /* Walk steps per pass: deep trees make the walks long; then give up. */
-  uint64_t budget = 4 * ((uint64_t)pstart[cnt] + cnt) + ((uint64_t)1 << 20);
-  for (int pass = 0; pass < MAX_PASSES; pass++) {
+  uint64_t budget = 4 * ((uint64_t)total + cnt) + ((uint64_t)1 << 20);
+  int settled = 0;
+  for (int pass = 0; pass < MAX_PASSES && !settled; pass++) {
     int changed = 0;
     uint64_t steps = 0;
-    for (uint32_t w = 1; w <= cnt; w++) {
-      if (doms[w] == 0) continue;
-      uint32_t nd = parent[w]; /* a predecessor, numbered (and set) before w */
-      if (_hg_bit(is_entry, w)) {
-        nd = 0;
-      } else {
-        for (uint32_t k = pstart[w - 1], end = pstart[w]; k < end && nd; k++) {
-          uint32_t a = preds[k], b = nd;
-          __builtin_prefetch(&doms[preds[k + 16]]); /* preds has 16 spare slots */
-          if (a == nd || doms[a] == HG_NONE) continue; /* not reached yet this pass */
-          while (a != b) {
-            while (a > b) a = doms[a], steps++;
-            while (b > a) b = doms[b], steps++;
-          }
-          nd = a;
-          if (steps > budget) return 0;
+    for (uint32_t v = 1; v <= cnt; v++) {
+      /* v's edges: slot v - 1; targets are numbers - 1. */
+      for (uint32_t k = ps[v - 1], end = ps[v]; k < end; k++) {
+        uint32_t w = pt[k] + 1;
+        if (k + 16 < total) {
+          __builtin_prefetch(&doms[pt[k + 16] + 1]);
+          __builtin_prefetch(&fin[(pt[k + 16] + 1) >> 6]);
+        }
+        if (_hg_bit(fin, w)) continue;
+        uint32_t b = doms[w], a = v;
+        if (b == HG_NONE) { /* first push: from before w (see above) */
+          doms[w] = v;
+          changed = 1;
+          continue;
+        }
+        while (a != b) {
+          while (a > b) a = doms[a], steps++;
+          while (b > a) b = doms[b], steps++;
+        }
+        if (a != doms[w]) {
+          doms[w] = a;
+          changed = 1;
+          if (!a) _hg_bit_set(fin, w);
         }
       }
-      if (doms[w] != nd) {
-        doms[w] = nd;
-        changed = 1;
-      }
+      if (steps > budget) break;
     }
-    if (!changed) return 1;
+    if (steps > budget) break;
+    settled = !changed;
   }
-  return 0;
+  free(fin);
+  return settled;
 }
 
 /* ---- Driver ---- */
@@ -443,94 +531,82 @@ struct side_job {
   const uint32_t *order;
   uint32_t cnt;
   struct _hg_view *view; /* node, reach: filled here */
-  uint64_t *ret;         /* ret[w] = own size of number w (1..cnt) */
 };
 
 static void *side_run(void *arg) {
   struct side_job *j = arg;
   const uint32_t *order = j->order;
-  const uint64_t *size = j->g->node_size;
   uint32_t n = j->g->node_count, cnt = j->cnt;
   memcpy(j->view->node, order, (size_t)n * sizeof *order);
   for (uint32_t w = 0; w < cnt; w++) _hg_bit_set(j->view->reach, order[w]);
-  j->ret[0] = 0;
-  for (uint32_t w = 1; w <= cnt; w++) {
-    if (w + 32 <= cnt) __builtin_prefetch(&size[order[w + 31]]);
-    j->ret[w] = size[order[w - 1]];
-  }
   return NULL;
 }
 
-static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
-                    uint32_t *order, uint32_t *idom, uint32_t *pre_out, uint32_t *reached,
+static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t entry_count,
+                    uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
                     struct _hg_view *view, struct side_job *side) {
-  uint32_t n = c->n, cnt = 0;
+  uint32_t n = g->n, cnt = 0, me = 0;
+  const uint32_t *es = g->start, *tg = g->target;
   struct _hg_job side_job = {0};
   size_t m = (size_t)n + 1;
   int rc = HG_ENOMEM;
   uint32_t *parent = idom; /* becomes idom in place */
-  uint32_t *pre = pre_out ? pre_out : _hg_malloc_big(m * sizeof *pre);
-  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* num[] scratch, then doms or semi */
-  uint32_t *pstart = _hg_malloc_big((m + 1) * sizeof *pstart);
-  uint32_t *preds = NULL;
+  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* num[], then doms or semi */
+  uint32_t *pstart = NULL, *preds = NULL;
   uint64_t *is_entry = _hg_bits_new(n + 1);
   struct al *al = NULL;
   struct _hg_csr p = {0};
-  struct dn *nd = NULL;
+  struct dn *nd = _hg_malloc_big(m * sizeof *nd);
   struct frame *stk = NULL;
   uint64_t *seen = _hg_bits_new(n);
-  if (!pre || !cur || !pstart || !is_entry || !seen) goto out;
-  uint32_t me = c->start[n];
-  p.n = n;
-  p.start = _hg_malloc_big(m * sizeof *p.start);
-  p.target = _hg_malloc_big(((size_t)me + 1) * sizeof *p.target);
-  if (!p.start || !p.target || !(nd = _hg_malloc_big(m * sizeof *nd))) goto out;
-  if (!(stk = _hg_malloc_big(m * sizeof *stk))) goto out;
+  uint64_t *rb = g->kind ? retaining_bits(g) : NULL; /* NULL: every edge retains */
+  if (!cur || !is_entry || !seen || !nd || (g->kind && !rb)) goto out;
   for (uint32_t v = 0; v < n; v++) {
-    uint32_t s0 = c->start[v], s1 = c->start[v + 1];
-    nd[v] = (struct dn){s0, s1, s0 < s1 ? c->target[s0] : 0, 0};
-    pre[v] = HG_NONE;
+    uint32_t e = es[v], end = es[v + 1], k = end - e;
+    if (rb) {
+      while (e < end && !_hg_bit(rb, e)) e++;
+      k = bits_in(rb, e, end);
+    }
+    nd[v].first = e < end ? tg[e] : v;
+    nd[v].ff = rb && n < MIXED && k != es[v + 1] - es[v] ? MIXED : 0;
+    me += k;
   }
   for (uint32_t v = 0; v < n; v++) {
     if (v + 16 < n) __builtin_prefetch(&nd[nd[v + 16].first]);
-    const struct dn *f = &nd[nd[v].first];
-    nd[v].ff = f->start < f->end ? f->first : nd[v].first;
+    nd[v].ff |= nd[nd[v].first].first;
   }
-  /* nd holds every edge range now: c->start goes before the DFS's peak. */
-  free(c->start);
-  c->start = NULL;
-  cnt = dfs(nd, n, c->target, entries, entry_count, seen, pre, order, parent, stk, &p);
+  p.n = n;
+  p.start = _hg_malloc_big(m * sizeof *p.start);
+  p.target = _hg_malloc_big(((size_t)me + 1) * sizeof *p.target);
+  if (!p.start || !p.target || !(stk = _hg_malloc_big(m * sizeof *stk))) goto out;
+  cnt = dfs(g, rb, nd, entries, entry_count, seen, order, parent, stk, &p);
   free(stk);
   stk = NULL;
-  free(seen);
-  seen = NULL;
-  for (uint32_t i = 0; i < entry_count; i++)
-    if (entries[i] < n && pre[entries[i]] != HG_NONE) _hg_bit_set(is_entry, pre[entries[i]]);
-  renumber(c, nd, cnt, pre, cur, order, &p); /* cur is free scratch here */
   free(nd);
   nd = NULL;
-  _hg_csr_free(c);
-  if (build_preds(&p, cnt, pstart, &preds)) goto out;
-  if (view) {
-    view->c = p;
-    view->reached = cnt;
-    memset(&p, 0, sizeof p);
-  } else {
-    _hg_csr_free(&p);
-  }
-  if (!pre_out) {
-    free(pre);
-    pre = NULL;
-  }
+  free(rb);
+  rb = NULL;
+  renumber(g, cnt, seen, cur, order, &p); /* cur: num[] here */
+  for (uint32_t i = 0; i < entry_count; i++)
+    if (entries[i] < n && _hg_bit(seen, entries[i])) _hg_bit_set(is_entry, cur[entries[i]] + 1);
+  if (pre)
+    for (uint32_t v = 0; v < n; v++) pre[v] = _hg_bit(seen, v) ? cur[v] + 1 : HG_NONE;
+  free(seen);
+  seen = NULL;
   if (side) {
     side->cnt = cnt;
     _hg_job_start(&side_job, side_run, side, 1);
   }
-  if (iterate(is_entry, cnt, parent, pstart, preds, cur)) {
+  int settled = iterate(is_entry, cnt, &p, cur);
+  if (settled < 0) goto out;
+  if (settled) {
     memcpy(parent + 1, cur + 1, (size_t)cnt * sizeof *parent);
   } else {
     /* Not settled after MAX_PASSES: SEMI-NCA, O(m log n) whatever the
-     * graph (same tree: dominators are unique). */
+     * graph (same tree: dominators are unique). It needs the predecessor
+     * lists. */
+    if (!(pstart = _hg_malloc_big((m + 1) * sizeof *pstart))) goto out;
+    if (build_preds(&p, cnt, pstart, &preds)) goto out;
     if (!(al = _hg_malloc_big(m * sizeof *al))) goto out;
     semidominators(is_entry, cnt, parent, pstart, preds, cur, al);
     /* NCA: idom(w) = the first ancestor of parent(w) numbered <= semi(w).
@@ -542,16 +618,20 @@ static int dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_c
       parent[w] = d;
     }
   }
+  if (view) {
+    view->c = p;
+    view->reached = cnt;
+    memset(&p, 0, sizeof p);
+  }
   idom[0] = 0;
   *reached = cnt;
   rc = 0;
 out:
   _hg_job_wait(&side_job);
-  _hg_csr_free(c);
   _hg_csr_free(&p);
+  free(rb);
   free(nd);
   free(stk);
-  if (!pre_out) free(pre);
   free(cur);
   free(pstart);
   free(preds);
@@ -561,10 +641,11 @@ out:
   return rc;
 }
 
-int _hg_dom_core(struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
+int _hg_dom_core(const struct _hg_csr *c, const uint32_t *entries, uint32_t entry_count,
                  uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
                  struct _hg_view *view) {
-  return dom_core(c, entries, entry_count, order, idom, pre, reached, view, NULL);
+  struct edges e = {c->n, c->start, c->target, NULL};
+  return dom_core(&e, entries, entry_count, order, idom, pre, reached, view, NULL);
 }
 
 /* Retained sizes are computed in preorder space (reverse preorder: every
@@ -597,15 +678,14 @@ static void *idom_to_nodes(void *arg) {
 int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   if (!g || !out) return HG_EINVAL;
   *out = NULL;
-  struct _hg_csr c;
-  int rc = _hg_csr_retaining(g, &c);
-  if (rc) return rc;
+  /* The graph's own edges, the non-retaining ones skipped as they come. */
+  struct edges c = {g->node_count, g->edge_start, g->edge_target, g->edge_kind};
+  int rc;
   struct hg_dominators *d = calloc(1, sizeof *d);
   uint32_t n = g->node_count;
   size_t m = (size_t)n + 1;
   uint32_t *entries = malloc(((size_t)g->root_count + 1) * sizeof *entries);
   uint32_t *idw = _hg_malloc_big(m * sizeof *idw);
-  uint64_t *ret = NULL;
   struct _hg_view *view = NULL;
   if (!d || !entries || !idw) goto nomem;
   d->node_count = n;
@@ -613,19 +693,16 @@ int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   for (uint32_t i = 0; i < g->root_count; i++) entries[i] = g->roots[i].target;
   if (!(view = calloc(1, sizeof *view))) goto nomem;
   /* Filled on the second core while the idoms are computed: the view's
-   * numbering and root reachability, and each reached node's own size. */
+   * numbering and root reachability. */
   view->node = _hg_malloc_big(m * sizeof *view->node);
   view->reach = _hg_bits_new(n);
-  if (!view->node || !view->reach || !(ret = _hg_malloc_big(m * sizeof *ret))) goto nomem;
-  struct side_job side = {g, d->order, 0, view, ret};
+  if (!view->node || !view->reach) goto nomem;
+  struct side_job side = {g, d->order, 0, view};
   rc = dom_core(&c, entries, g->root_count, d->order, idw, NULL, &d->reachable_count, view, &side);
   if (rc) goto fail;
   free(entries);
   entries = NULL;
   uint32_t cnt = d->reachable_count;
-  /* Retained sizes in preorder space (reverse preorder: every node is final
-   * before its dominator gets it; ret[0], the super-root, ends as the total),
-   * then scattered to node indices. */
   d->idom = _hg_malloc_big(m * sizeof *d->idom);
   d->retained = _hg_malloc_big(m * sizeof *d->retained);
   if (!d->idom || !d->retained) goto nomem;
@@ -633,18 +710,33 @@ int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out) {
   struct idom_job job = {d, idw, cnt};
   struct _hg_job jt;
   _hg_job_start(&jt, idom_to_nodes, &job, 1);
-  const uint32_t *order = d->order; /* order[cnt..n-1]: the unreached nodes */
-  for (uint32_t w = cnt; w >= 1; w--) ret[idw[w]] += ret[w];
-  d->reachable_bytes = ret[0];
-  for (uint32_t w = 1; w <= cnt; w++) {
-    if (w + 32 <= cnt) __builtin_prefetch(&d->retained[order[w + 31]], 1);
-    d->retained[order[w - 1]] = ret[w];
+  /* Retained sizes in node space, no preorder-space copy: every reached
+   * node starts with its own size (a sequential pass), then in reverse
+   * preorder (every node is final before its dominator gets it) each one
+   * adds its total to its dominator's, the super-root's being the total. */
+  const uint32_t *order = d->order;
+  const uint64_t *size = g->node_size;
+  uint64_t *r = d->retained, total = 0;
+  for (uint32_t v = 0; v < n; v++) r[v] = _hg_bit(view->reach, v) ? size[v] : 0;
+  r[n] = 0;
+  for (uint32_t w = cnt; w >= 1; w--) {
+    /* Three random reads a node, all requested ahead: order[] of the
+     * dominator 32 nodes ahead, then (arrived by now) its total 16 ahead. */
+    if (w > 32) {
+      __builtin_prefetch(&r[order[w - 17]]);
+      uint32_t pa = idw[w - 32], pb = idw[w - 16];
+      __builtin_prefetch(&order[pa ? pa - 1 : 0]);
+      __builtin_prefetch(&r[order[pb ? pb - 1 : 0]], 1);
+    }
+    uint32_t v = order[w - 1], pw = idw[w];
+    if (pw)
+      r[order[pw - 1]] += r[v];
+    else
+      total += r[v];
   }
-  for (uint32_t x = cnt; x < n; x++) d->retained[order[x]] = 0;
-  d->retained[n] = 0;
+  d->reachable_bytes = total;
   _hg_job_wait(&jt);
   free(idw);
-  free(ret);
   _hg_view_put(g, view);
   *out = d;
   return 0;
@@ -652,10 +744,8 @@ nomem:
   rc = HG_ENOMEM;
 fail:
   _hg_view_free(view);
-  _hg_csr_free(&c);
   free(entries);
   free(idw);
-  free(ret);
   hg_dominators_free(d);
   return rc;
 }
@@ -792,8 +882,10 @@ static void sift_down(const struct hg_dominators *d, uint32_t *h, uint32_t n, ui
 uint32_t hg_dominators_top(const struct hg_dominators *d, uint32_t k, uint32_t *out) {
   if (!d || !out || !k) return 0;
   uint32_t n = 0;
-  for (uint32_t i = 0; i < d->reachable_count; i++) {
-    uint32_t v = d->order[i];
+  /* The reached nodes in index order (sequential reads; the ranking is a
+   * total order, so the order they come in does not change the result). */
+  for (uint32_t v = 0; v < d->node_count; v++) {
+    if (d->idom[v] == HG_NONE) continue;
     if (n < k) {
       out[n++] = v;
       if (n == k) /* heapify */

@@ -134,19 +134,16 @@ out:
  * leaked subgraph (each leaked block belongs to at most one root leak). */
 static int owned_sizes(const struct sub *sb, struct hg_leak *leaks,
                        uint32_t nleaks) {
-  uint32_t n = sb->c.n, reached = 0, m = sb->c.start[n];
+  uint32_t n = sb->c.n, reached = 0;
   size_t sz = (size_t)n + 1;
   int rc = HG_ENOMEM;
-  struct _hg_csr cp = {n, _hg_malloc_big(sz * sizeof *cp.start), _hg_malloc_big(((size_t)m + 1) * sizeof *cp.target)};
   uint32_t *entries = malloc(((size_t)nleaks + 1) * sizeof *entries);
   uint32_t *idom = _hg_malloc_big(sz * sizeof *idom), *order = _hg_malloc_big(sz * sizeof *order);
   uint32_t *pre = _hg_malloc_big(sz * sizeof *pre), *cnt = NULL;
   uint64_t *bytes = NULL;
-  if (!cp.start || !cp.target || !entries || !idom || !order || !pre) goto out;
-  memcpy(cp.start, sb->c.start, sz * sizeof *cp.start);
-  memcpy(cp.target, sb->c.target, (size_t)m * sizeof *cp.target);
+  if (!entries || !idom || !order || !pre) goto out;
   for (uint32_t i = 0; i < nleaks; i++) entries[i] = leaks[i].node;
-  if ((rc = _hg_dom_core(&cp, entries, nleaks, order, idom, pre, &reached, NULL))) goto out;
+  if ((rc = _hg_dom_core(&sb->c, entries, nleaks, order, idom, pre, &reached, NULL))) goto out;
   rc = HG_ENOMEM;
   if (!(cnt = _hg_calloc_big(sz, sizeof *cnt)) || !(bytes = _hg_malloc_big(sz * sizeof *bytes))) goto out;
   /* Preorder space; reverse preorder finishes each node before its idom. */
@@ -165,7 +162,6 @@ static int owned_sizes(const struct sub *sb, struct hg_leak *leaks,
   }
   rc = 0;
 out:
-  _hg_csr_free(&cp);
   free(entries);
   free(idom);
   free(order);

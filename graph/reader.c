@@ -693,7 +693,7 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
       if (code >= HG_KINDCODE_NAMED_BASE && (field == 0 || field >= UINT32_MAX))
         return efail(err, HG_EFORMAT, at, "edge field id out of range");
       etarget[e & mask] = (uint32_t)dst;
-      eoffset[e & mask] = (uint32_t)off;
+      if (eoffset) eoffset[e & mask] = (uint32_t)off; /* NULL: HG_LOAD_NO_EDGE_OFFSETS (fast path) */
       ekind[e & mask] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
       if ((uint32_t)dst > max_target) max_target = (uint32_t)dst;
       if (field) {
@@ -1426,14 +1426,15 @@ static struct hg_graph *load_fast(const uint8_t *data, uint64_t size, unsigned f
   g->node_flags = _hg_malloc_big(n1 * sizeof *g->node_flags);
   g->node_heap = calloc(n1, sizeof *g->node_heap); /* fresh zero pages: ids 0 never written */
   g->edge_target = _hg_malloc_big(m1 * sizeof *g->edge_target);
-  g->edge_offset = _hg_malloc_big(m1 * sizeof *g->edge_offset);
+  if (!(flags & HG_LOAD_NO_EDGE_OFFSETS)) g->edge_offset = _hg_malloc_big(m1 * sizeof *g->edge_offset);
   g->edge_kind = _hg_malloc_big(m1 * sizeof *g->edge_kind);
   r.es.es_cap = n1;
   r.es.es = _hg_malloc_big(n1 * sizeof *r.es.es);
   r.cap_nodes = n1;
   r.cap_edges = m1;
   int rc = !g->node_addr || !g->node_size || !g->node_class || !g->node_flags || !g->node_heap ||
-           !g->edge_target || !g->edge_offset || !g->edge_kind || !r.es.es;
+           !g->edge_target || (!g->edge_offset && !(flags & HG_LOAD_NO_EDGE_OFFSETS)) ||
+           !g->edge_kind || !r.es.es;
   if (!rc) rc = read_stream(&r);
   if (!rc && (g->node_count != hn || g->edge_count != he)) rc = 1;
   if (!rc) {
@@ -1470,6 +1471,22 @@ struct hg_graph *hg_graph_load_mem(const void *data, size_t size, struct hg_load
 
 struct hg_graph *hg_graph_load(const char *path, struct hg_load_error *err) {
   return hg_graph_load_flags(path, 0, err);
+}
+
+/* HG_LOAD_NO_EDGE_OFFSETS / _NAMES: what the caller will not look at goes
+ * once the file is validated. */
+static struct hg_graph *drop_unwanted(struct hg_graph *g, unsigned flags) {
+  if (g && (flags & HG_LOAD_NO_EDGE_OFFSETS)) {
+    free(g->edge_offset);
+    g->edge_offset = NULL;
+  }
+  if (g && (flags & HG_LOAD_NO_EDGE_NAMES)) {
+    free(g->named_edge);
+    free(g->named_field);
+    g->named_edge = g->named_field = NULL;
+    g->named_count = 0;
+  }
+  return g;
 }
 
 /* Opens a regular file: its fd and size, or -1 with *err filled. */
@@ -1515,7 +1532,7 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
     free(buf);
     if (g) {
       close(fd);
-      return g;
+      return drop_unwanted(g, flags);
     }
     if (lseek(fd, 0, SEEK_SET) != 0) {
       err->code = HG_EIO;
@@ -1533,7 +1550,7 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
   struct hg_graph *g = load(&r, size, err);
   _hg_pull_close(&r.p);
   close(fd);
-  return g;
+  return drop_unwanted(g, flags);
 }
 
 /* ---- verify: the sequential reader in memory independent of the file ---- */

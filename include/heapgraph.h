@@ -386,7 +386,13 @@ enum {
   HG_LOAD_ALLOW_BAD_CHECKSUM = 1,
   /* Reads the file as a reader that predates the optional records (types
    * 12 and up, e.g. allocation stacks) does: they are skipped as unknown. */
-  HG_LOAD_SKIP_OPTIONAL = 2
+  HG_LOAD_SKIP_OPTIONAL = 2,
+  /* For analyses that never show where a pointer sits or its field name
+   * (`heapgraph top`, the fleet summary): the loaded graph has no
+   * edge_offset (NULL) / no named edges (named_count 0), 4 B / ~8 B per
+   * edge less while the analysis runs. The file is validated in full. */
+  HG_LOAD_NO_EDGE_OFFSETS = 4,
+  HG_LOAD_NO_EDGE_NAMES = 8
 };
 HG_API struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags,
                                             struct hg_load_error *err);

@@ -25,7 +25,7 @@ bench-analysis: $(ANALYSIS_BENCH) $(CLI)
 	$(ANALYSIS_BENCH) build/bench_analysis.hgsnap
 
 # `make bench-top` (issue 33): heapgraph top, the fleet summary, the viewer's
-# start and the DevTools export against the base build (main 3b65021, built
+# start and the DevTools export against the base build (main 85daa17, built
 # from git archive into build/bench/base once), same run, ratios
 # (bench/bench_top.sh; HG_BENCH_TOP_NODES=100000000 for the 100 M case).
 BENCH_TARGETS += bench-top

@@ -25,10 +25,16 @@ int acli_parse(struct acli *a, const char *name, const char *args, const char *l
 
 int acli_open(struct acli_snap *s, const char *name, const char *args, const char *limit_help,
               const char *about, const struct cli_opt *extra, int argc, char **argv, int fail) {
+  return acli_open_flags(s, name, args, limit_help, about, extra, argc, argv, fail, 0);
+}
+
+int acli_open_flags(struct acli_snap *s, const char *name, const char *args,
+                    const char *limit_help, const char *about, const struct cli_opt *extra,
+                    int argc, char **argv, int fail, unsigned load_flags) {
   *s = (struct acli_snap){.g = NULL};
   int st = acli_parse(&s->a, name, args, limit_help, about, extra, argc, argv);
   if (st >= 0) return st;
-  if (!(s->g = cli_load(argv[1], 0))) return fail;
+  if (!(s->g = cli_load(argv[1], load_flags))) return fail;
   if (strchr(args, ' ') && acli_node(s->g, name, argv[2], &s->node)) {
     acli_close(s);
     return fail;

@@ -49,6 +49,10 @@ struct acli_snap {
  * then. Free with acli_close(). */
 int acli_open(struct acli_snap *s, const char *name, const char *args, const char *limit_help,
               const char *about, const struct cli_opt *extra, int argc, char **argv, int fail);
+/* The same, loading with hg_graph_load_flags' load_flags. */
+int acli_open_flags(struct acli_snap *s, const char *name, const char *args,
+                    const char *limit_help, const char *about, const struct cli_opt *extra,
+                    int argc, char **argv, int fail, unsigned load_flags);
 void acli_close(struct acli_snap *s);
 
 /* Finds the node for "0xADDR"/decimal address (interior ok), "#INDEX" or a

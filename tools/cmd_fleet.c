@@ -123,7 +123,7 @@ static int stale(const struct hg_fleet_summary *s) {
 
 /* Summarises snapshot `path` and writes its cache file. */
 static struct hg_fleet_summary *summarize(const char *path, const char *cache) {
-  struct hg_graph *g = cli_load(path, 0);
+  struct hg_graph *g = cli_load(path, HG_LOAD_NO_EDGE_OFFSETS); /* the summary shows none */
   if (!g) return NULL;
   struct symbolizer *sym = g->has_stacks ? sym_new(g) : NULL;
   struct hg_fleet_summary_options so = {sym ? frame_name : NULL, sym, path};

@@ -30,7 +30,9 @@ static int by_retained(const void *a, const void *b) {
 
 int cmd_top(int argc, char **argv) {
   struct acli_snap s;
-  int st = acli_open(&s, "top", "FILE", "nodes and classes shown (default 20)", about, NULL, argc, argv, 1);
+  /* top shows no edge: their offsets and field names are not kept. */
+  int st = acli_open_flags(&s, "top", "FILE", "nodes and classes shown (default 20)", about, NULL,
+                           argc, argv, 1, HG_LOAD_NO_EDGE_OFFSETS | HG_LOAD_NO_EDGE_NAMES);
   if (st >= 0) return st;
   struct hg_graph *g = s.g;
   char **names = s.names;

@@ -149,8 +149,45 @@ static void test_same_errors(void) {
   free(buf);
 }
 
+/* HG_LOAD_NO_EDGE_OFFSETS / _NAMES on both paths: the same graph without
+ * edge_offset / named edges (validated all the same). */
+static void test_no_edge_detail(void) {
+  const char *path = "build/tests/load_paths.hgsnap";
+  const unsigned drop = HG_LOAD_NO_EDGE_OFFSETS | HG_LOAD_NO_EDGE_NAMES;
+  REQUIRE(write_graph(path, 120000, 60000) == 0);
+  struct hg_load_error e;
+  struct hg_graph *full = hg_graph_load(path, &e);
+  REQUIRE(full && full->named_count && full->edge_offset);
+  for (int seq = 0; seq < 2; seq++)
+    for (unsigned f = HG_LOAD_NO_EDGE_OFFSETS; f <= drop; f += HG_LOAD_NO_EDGE_OFFSETS) {
+      _hg_load_sequential = seq;
+      struct hg_graph *g = hg_graph_load_flags(path, f, &e);
+      _hg_load_sequential = 0;
+      REQUIRE(g);
+      CHECK((g->edge_offset == NULL) == !!(f & HG_LOAD_NO_EDGE_OFFSETS));
+      CHECK((g->named_count == 0) == !!(f & HG_LOAD_NO_EDGE_NAMES));
+      /* The rest as the full load's. */
+      uint32_t *off = g->edge_offset, *ne = g->named_edge, *nf = g->named_field, nc = g->named_count;
+      g->edge_offset = full->edge_offset;
+      g->named_edge = full->named_edge;
+      g->named_field = full->named_field;
+      g->named_count = full->named_count;
+      CHECK(same_graph(g, full));
+      CHECK(!off || !memcmp(off, full->edge_offset, full->edge_count * sizeof *off));
+      CHECK(!nc || (nc == full->named_count && !memcmp(ne, full->named_edge, nc * sizeof *ne) &&
+                    !memcmp(nf, full->named_field, nc * sizeof *nf)));
+      g->edge_offset = off;
+      g->named_edge = ne;
+      g->named_field = nf;
+      g->named_count = nc;
+      hg_graph_free(g);
+    }
+  hg_graph_free(full);
+}
+
 int main(void) {
   RUN(test_same_graph);
+  RUN(test_no_edge_detail);
   RUN(test_same_errors);
   return hg_test_done();
 }
