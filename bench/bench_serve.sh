@@ -91,7 +91,7 @@ p.wait()
 PY
 )
 done_n=$($PY -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('SELECT COUNT(*) FROM summaries').fetchone()[0])" "$T/d2/heapgraph.db")
-echo "analysis: one worker summarised $done_n 10 MB snapshots in $(printf '%.2f' "$t_w") s (fork + load + summary + store), heapgraph top on the same files $(printf '%.2f' "$t_top") s; worker throughput / top's $($PY -c "print('%.2f' % ($t_top/$t_w))") (goal >= 0.8)"
+echo "analysis: one worker summarised $done_n 10 MB snapshots in $(printf '%.2f' "$t_w") s (child process + load + summary + store), heapgraph top on the same files $(printf '%.2f' "$t_top") s; worker throughput / top's $($PY -c "print('%.2f' % ($t_top/$t_w))") (goal >= 0.8)"
 
 # ---- 4. the issues query with 100,000 summaries ----
 "$B/serve/bench_serve" issues "$T/d4" "$N_SUM" 300
