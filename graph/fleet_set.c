@@ -121,6 +121,28 @@ static uint32_t sig_find(struct hg_fleet *f, const struct hg_fleet_sig *s) {
   return f->nsig++;
 }
 
+static int by_key(const void *x, const void *y) {
+  const struct _hg_occ *a = x, *b = y;
+  return a->key < b->key ? -1 : a->key > b->key;
+}
+
+/* One snapshot's rows occ[from, *n): one per key, bytes summed. A summary
+ * may name a signature or class twice (a decoded one is hostile input);
+ * everything downstream counts a key at most once per snapshot. */
+static void merge_rows(struct _hg_occ *occ, uint64_t from, uint64_t *n) {
+  if (*n - from < 2) return;
+  qsort(occ + from, (size_t)(*n - from), sizeof *occ, by_key);
+  uint64_t w = from;
+  for (uint64_t i = from + 1; i < *n; i++) {
+    if (occ[i].key == occ[w].key) {
+      occ[w].bytes = occ[w].bytes > UINT64_MAX - occ[i].bytes ? UINT64_MAX : occ[w].bytes + occ[i].bytes;
+    } else {
+      occ[++w] = occ[i];
+    }
+  }
+  *n = w + 1;
+}
+
 int hg_fleet_add(struct hg_fleet *f, const struct hg_fleet_summary *s) {
   if (GROW(f->snaps, f->nsnap, f->snap_cap)) return HG_ENOMEM;
   uint32_t v = _hg_intern(&f->versions, &f->a, s->app_version ? s->app_version : "unknown");
@@ -129,19 +151,26 @@ int hg_fleet_add(struct hg_fleet *f, const struct hg_fleet_summary *s) {
   uint32_t nm = _hg_intern(&f->names, &f->a, s->snapshot ? s->snapshot : "");
   if (v == UINT32_MAX || d == UINT32_MAX || nm == UINT32_MAX) return HG_ENOMEM;
   uint32_t si = f->nsnap;
+  uint64_t o0 = f->nocc, c0 = f->ncocc;
   for (uint32_t i = 0; i < s->sig_count; i++) {
     uint32_t id = sig_find(f, &s->sigs[i]);
-    if (id == UINT32_MAX || GROW(f->occ, f->nocc, f->occ_cap)) return HG_ENOMEM;
+    if (id == UINT32_MAX || GROW(f->occ, f->nocc, f->occ_cap)) goto nomem;
     f->occ[f->nocc++] = (struct _hg_occ){id, si, s->sigs[i].bytes};
   }
   for (uint32_t i = 0; i < s->class_count; i++) {
     uint32_t id = _hg_intern(&f->classes, &f->a, s->classes[i].name);
-    if (id == UINT32_MAX || GROW(f->cocc, f->ncocc, f->cocc_cap)) return HG_ENOMEM;
+    if (id == UINT32_MAX || GROW(f->cocc, f->ncocc, f->cocc_cap)) goto nomem;
     f->cocc[f->ncocc++] = (struct _hg_occ){id, si, s->classes[i].bytes};
   }
+  merge_rows(f->occ, o0, &f->nocc);
+  merge_rows(f->cocc, c0, &f->ncocc);
   f->snaps[f->nsnap++] = (struct _hg_fsnap){v, d, nm, s->time_ns};
   f->sorted_versions = 0;
   return 0;
+nomem: /* no row may name a snapshot that was not added */
+  f->nocc = o0;
+  f->ncocc = c0;
+  return HG_ENOMEM;
 }
 
 /* Version ids in ascending version order. */
