@@ -436,6 +436,35 @@ static void test_min_samples(void) {
   hg_fleet_free(f);
 }
 
+/* A summary naming one signature twice (decoded summaries are hostile
+ * input): one occurrence per snapshot, its bytes summed — not two rows
+ * (which overran the per-snapshot buffers of hg_fleet_issues). */
+static void test_duplicate_rows(void) {
+  struct hg_fleet *f = hg_fleet_new();
+  REQUIRE(f);
+  for (int d = 0; d < 3; d++) {
+    struct synth x;
+    synth_init(&x, "1.0", d, 0);
+    synth_ret(&x, 1000, "global:app", "App", NULL);
+    synth_ret(&x, 500, "global:app", "App", NULL);
+    synth_ret(&x, 300, "global:app", "App", NULL);
+    synth_class(&x, "App", 700);
+    synth_class(&x, "App", 800);
+    REQUIRE(hg_fleet_add(f, &x.s) == 0);
+  }
+  struct hg_fleet_issues *r = NULL;
+  REQUIRE(hg_fleet_issues(f, NULL, &r) == 0);
+  const struct hg_fleet_issue *app = find(r, "App");
+  REQUIRE(app);
+  CHECK_EQ_U(app->snapshots, 3);
+  CHECK_EQ_U(app->bytes_median, 1800);
+  hg_fleet_issues_free(r);
+  struct hg_fleet_growth *g = NULL;
+  REQUIRE(hg_fleet_class_growth(f, NULL, NULL, &g) == 0);
+  hg_fleet_growth_free(g);
+  hg_fleet_free(f);
+}
+
 int main(void) {
   RUN(test_codec_round_trip);
   RUN(test_codec_bound);
@@ -444,5 +473,6 @@ int main(void) {
   RUN(test_stats);
   RUN(test_issues);
   RUN(test_min_samples);
+  RUN(test_duplicate_rows);
   return hg_test_done();
 }
