@@ -105,8 +105,7 @@ static int kept_add(void *ctx, const char *blob) {
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-int srv_blobs_sweep(const char *data_dir, srv_blobs_kept_fn list, void *ctx, int64_t now, int grace_seconds,
-                    uint64_t *removed) {
+int srv_blobs_sweep(const char *data_dir, struct srv_store *s, int64_t now, int grace_seconds, uint64_t *removed) {
   *removed = 0;
   char p[PATH_MAX];
   int rc = 0;
@@ -117,7 +116,7 @@ int srv_blobs_sweep(const char *data_dir, srv_blobs_kept_fn list, void *ctx, int
     DIR *d = opendir(p);
     if (!d) continue;
     struct kept k = {0};
-    if ((rc = list(ctx, dir, kept_add, &k))) {
+    if ((rc = srv_store_blobs_kept(s, dir, kept_add, &k))) {
       closedir(d);
       for (size_t i = 0; i < k.n; i++) free(k.v[i]);
       free(k.v);

@@ -139,10 +139,6 @@ static int add_app(void *ctx, const char *app) {
   return (l->v[l->n] = strdup(app)) ? (int)(++l->n, 0) : SRV_EERR;
 }
 
-static int list_kept(void *ctx, const char *dir, int (*add)(void *, const char *), void *actx) {
-  return srv_store_blobs_kept(ctx, dir, add, actx);
-}
-
 int srv_retention_run(struct srv_store *s, const char *data_dir, int64_t now, int default_days,
                       struct srv_retention_stats *st) {
   memset(st, 0, sizeof *st);
@@ -151,6 +147,6 @@ int srv_retention_run(struct srv_store *s, const char *data_dir, int64_t now, in
   for (size_t i = 0; i < l.n && !rc; i++) rc = retain_app(s, data_dir, l.v[i], now, default_days, st);
   for (size_t i = 0; i < l.n; i++) free(l.v[i]);
   free(l.v);
-  if (!rc) rc = srv_blobs_sweep(data_dir, list_kept, s, now, SRV_ORPHAN_GRACE, &st->orphans);
+  if (!rc) rc = srv_blobs_sweep(data_dir, s, now, SRV_ORPHAN_GRACE, &st->orphans);
   return rc;
 }

@@ -71,13 +71,9 @@ int srv_blob_temp(const char *data_dir, char *path, size_t path_size);
 int srv_blob_commit(const char *data_dir, const char *tmp_path, int fd, const char *id, uint64_t size,
                     char *rel, size_t rel_size);
 
-/* Lists the names of the blob files under dir ("blobs/ab") that a row
- * keeps, through add(actx, name); nonzero stops. */
-typedef int (*srv_blobs_kept_fn)(void *ctx, const char *dir, int (*add)(void *actx, const char *blob), void *actx);
-/* Removes the blob files no row keeps once grace_seconds old (by mtime);
- * *removed counts them. 0 or the lister's error. */
-int srv_blobs_sweep(const char *data_dir, srv_blobs_kept_fn list, void *ctx, int64_t now, int grace_seconds,
-                    uint64_t *removed);
+/* Removes the blob files no row of s keeps (srv_store_blobs_kept) once
+ * grace_seconds old (by mtime); *removed counts them. 0 or the store's error. */
+int srv_blobs_sweep(const char *data_dir, struct srv_store *s, int64_t now, int grace_seconds, uint64_t *removed);
 
 /* ---- limits.c: per-key token bucket ---- */
 struct srv_limiter;

@@ -217,9 +217,6 @@ struct srv_worker_config {
   uint64_t max_nodes, max_edges;  /* budget from the trailer (0: none)      */
   uint64_t mem_limit;         /* RLIMIT_DATA budget of the analysing child (0: none) */
   int in_process;             /* 1: analyse in the thread (no child)        */
-  const char *exe;            /* the child's executable (default /proc/self/exe);
-                               * its main hands `serve --analyse-child …` to
-                               * srv_worker_child_main                       */
   const char *name;           /* worker id prefix (default host:pid)        */
   int retention_seconds;      /* retention pass period (0: none)            */
   int retention_days;         /* for apps without their own (0: keep)       */

@@ -217,7 +217,7 @@ static int analyse_spawned(struct srv_store *s, const struct srv_worker_config *
   }
   char mem[32];
   snprintf(mem, sizeof mem, "%" PRIu64, c->mem_limit);
-  const char *exe = c->exe && *c->exe ? c->exe : "/proc/self/exe";
+  const char *exe = "/proc/self/exe"; /* this binary: its main hands the argv to srv_worker_child_main */
   char *argv[] = {(char *)exe, "serve", "--analyse-child", (char *)path, (char *)job->id, mem, NULL};
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
