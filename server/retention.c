@@ -81,16 +81,15 @@ static int add_cand(void *ctx, const struct srv_snapshot *sn) {
   return 0;
 }
 
-static int drop(struct srv_store *s, const char *data_dir, const char *app, const struct cand *c,
+static int drop(struct srv_store *s, const char *data_dir, const char *app, const struct cand *c, int64_t now,
                 struct srv_retention_stats *st) {
   int unused = 0;
   int rc = srv_store_blob_drop(s, app, c->id, &unused);
   if (rc) return rc;
-  if (unused && strstr(c->blob, "..") == NULL) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", data_dir, c->blob);
-    if (unlink(path) && errno != ENOENT) fprintf(stderr, "heapgraph serve: retention: %s: %s\n", path, strerror(errno));
-  }
+  /* a fresh file (an upload of the same content on its way) stays: the
+   * sweep takes it later if still no row keeps it */
+  if (unused && srv_blob_delete(data_dir, c->blob, now, SRV_ORPHAN_GRACE) < 0)
+    fprintf(stderr, "heapgraph serve: retention: %s/%s: %s\n", data_dir, c->blob, strerror(errno));
   st->dropped++;
   st->dropped_bytes += c->size;
   return 0;
@@ -118,7 +117,7 @@ static int retain_app(struct srv_store *s, const char *data_dir, const char *app
     int old = days > 0 && d->received < now - days * 86400;
     int over = cfg.quota_bytes > 0 && kept > (uint64_t)cfg.quota_bytes;
     if (!old && !over) continue;
-    rc = drop(s, data_dir, app, d, st);
+    rc = drop(s, data_dir, app, d, now, st);
     if (!rc) kept -= d->size;
   }
   free(c.v);
