@@ -19,9 +19,8 @@
 
 struct idset { char **ids; size_t n, cap; };
 
+/* Appends (duplicates too: idset_seal sorts and drops them). */
 static int idset_add(struct idset *s, const char *id) {
-  for (size_t i = 0; i < s->n; i++)
-    if (!strcmp(s->ids[i], id)) return 0;
   if (s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 64;
     char **p = realloc(s->ids, cap * sizeof *p);
@@ -30,6 +29,24 @@ static int idset_add(struct idset *s, const char *id) {
     s->cap = cap;
   }
   return (s->ids[s->n] = strdup(id)) ? (int)(++s->n, 0) : -1;
+}
+
+static int cmp_id(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Sorted, each id once: lookups by bsearch (idset_has). */
+static void idset_seal(struct idset *s) {
+  if (!s->n) return;
+  qsort(s->ids, s->n, sizeof *s->ids, cmp_id);
+  size_t w = 1;
+  for (size_t i = 1; i < s->n; i++) {
+    if (strcmp(s->ids[i], s->ids[w - 1])) s->ids[w++] = s->ids[i];
+    else free(s->ids[i]);
+  }
+  s->n = w;
+}
+
+static int idset_has(const struct idset *s, const char *id) {
+  return s->n && bsearch(&id, s->ids, s->n, sizeof *s->ids, cmp_id) != NULL;
 }
 
 static void idset_free(struct idset *s) {
@@ -75,9 +92,7 @@ static int add_cand(void *ctx, const struct srv_snapshot *sn) {
   memcpy(d->blob, sn->blob, sizeof d->blob);
   d->size = sn->size;
   d->received = sn->received;
-  d->exemplar = 0;
-  for (size_t i = 0; i < c->ex->n; i++)
-    if (!strcmp(c->ex->ids[i], sn->id)) d->exemplar = 1;
+  d->exemplar = idset_has(c->ex, sn->id);
   return 0;
 }
 
@@ -104,6 +119,7 @@ static int retain_app(struct srv_store *s, const char *data_dir, const char *app
   struct idset ex = {0};
   rc = srv_fleet_with(s, app, collect_exemplars, &ex);
   if (rc == SRV_ENOTFOUND) rc = 0;
+  idset_seal(&ex);
   if (!rc) rc = srv_store_exemplars_set(s, app, ex.ids, ex.n);
   struct cands c = {0};
   c.ex = &ex;
