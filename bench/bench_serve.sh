@@ -106,6 +106,30 @@ echo "analysis: one worker summarised $done_n 10 MB snapshots in $(printf '%.2f'
 
 # ---- 4. the issues query with 100,000 summaries ----
 "$B/serve/bench_serve" issues "$T/d4" "$N_SUM" 300
+# the same store served over HTTP: an issue's page (its history over every
+# version, its exemplars) through the read API, 20 times
+start "$T/d4" --workers 0
+RKEY=$("$CLI" serve key add bench --read --data "$T/d4" | tail -n 1)
+$PY - "$url" "$RKEY" <<'PY'
+import json, sys, time, urllib.request
+url, key = sys.argv[1], sys.argv[2]
+def get(path):
+    req = urllib.request.Request(url + path, headers={"Authorization": "Bearer " + key})
+    t0 = time.monotonic()
+    with urllib.request.urlopen(req, timeout=120) as r:
+        body = r.read()
+    return json.loads(body), time.monotonic() - t0
+issues, _ = get("/v1/apps/bench/issues")
+vers, _ = get("/v1/apps/bench/versions")
+sigs = [i["signature"] for i in issues["issues"]]
+first = get("/v1/apps/bench/issues/" + sigs[0])[1]
+lat = sorted(get("/v1/apps/bench/issues/" + sigs[0])[1] for _ in range(20))
+other = get("/v1/apps/bench/issues/" + sigs[-1])[1]
+print("issue page over HTTP (its history over %d versions, exemplars): first %.1f ms; then p50 %.1f ms, p95 %.1f ms, "
+      "max %.1f ms (20 requests); another issue's first page %.1f ms" % (len(vers.get("versions", [])), first * 1e3,
+      lat[10] * 1e3, lat[18] * 1e3, lat[-1] * 1e3, other * 1e3))
+PY
+stop
 if pg_have && pg_start "$T/pg"; then
   "$B/serve/bench_serve" issues "$T/d5" "$PG_URL" "$N_SUM" 300
 else
