@@ -148,12 +148,14 @@ static int find_issue(const struct hg_fleet_issues *x, uint64_t hash) {
 
 static int detail_fn(void *ctx, const struct hg_fleet *fl) {
   struct detail *d = ctx;
+  /* every answer is remembered per generation of the app's summaries: the
+   * history's (every version against the one below, all kinds) is the same
+   * for every issue of the app */
   struct hg_fleet_query q = {d->version, d->baseline, -1, 0};
-  struct hg_fleet_issues *x = NULL;
-  if ((d->hg_rc = hg_fleet_issues(fl, &q, &x))) return SRV_EERR;
+  const struct hg_fleet_issues *x = NULL;
+  if ((d->hg_rc = srv_fleet_issues_memo(d->s->store, fl, &q, &x))) return SRV_EERR;
   int i = find_issue(x, d->hash);
   if (i < 0) {
-    hg_fleet_issues_free(x);
     d->hg_rc = HG_ENOTFOUND;
     return SRV_EERR;
   }
@@ -163,9 +165,9 @@ static int detail_fn(void *ctx, const struct hg_fleet *fl) {
   fputs(",\"history\":[", d->f);
   uint32_t nv = hg_fleet_version_count(fl), shown = 0;
   for (uint32_t v = 0; v < nv; v++) { /* each version against the one below */
-    struct hg_fleet_query qv = {hg_fleet_version(fl, v), v ? hg_fleet_version(fl, v - 1) : NULL, (int)is->kind, 0};
-    struct hg_fleet_issues *y = NULL;
-    if (hg_fleet_issues(fl, &qv, &y)) continue;
+    struct hg_fleet_query qv = {hg_fleet_version(fl, v), v ? hg_fleet_version(fl, v - 1) : NULL, -1, 0};
+    const struct hg_fleet_issues *y = NULL;
+    if (srv_fleet_issues_memo(d->s->store, fl, &qv, &y)) continue;
     int j = find_issue(y, d->hash);
     const struct hg_fleet_issue *iy = j >= 0 && y->issues[j].status != HG_FLEET_FIXED ? &y->issues[j] : NULL;
     fputs(shown++ ? ",{\"version\":" : "{\"version\":", d->f);
@@ -176,7 +178,6 @@ static int detail_fn(void *ctx, const struct hg_fleet *fl) {
             iy ? iy->bytes_p90 : 0, iy ? iy->bytes_max : 0);
     cli_json_str(d->f, iy ? hg_fleet_status_name(iy->status) : NULL);
     fputc('}', d->f);
-    hg_fleet_issues_free(y);
   }
   fputs("],\"exemplars\":[", d->f);
   for (uint32_t k = 0; k < is->exemplar_count; k++) {
@@ -197,7 +198,6 @@ static int detail_fn(void *ctx, const struct hg_fleet *fl) {
             ok && sn.blob_kept ? "true" : "false");
   }
   fputs("]}", d->f);
-  hg_fleet_issues_free(x);
   return 0;
 }
 

@@ -27,8 +27,20 @@ struct entry {
   size_t len;
 };
 
+/* A remembered hg_fleet_issues answer (srv_fleet_issues_memo). */
+struct memo {
+  struct memo *next;
+  char *version, *baseline;
+  int kind;
+  uint64_t floor;
+  struct hg_fleet_issues *r;
+};
+
 struct app_set {
   struct app_set *next;
+  struct memo *memo;         /* under fmu; valid for memo_gen            */
+  unsigned memo_n;
+  int64_t memo_gen;
   char app[SRV_APP_MAX];
   pthread_mutex_t fmu;       /* the set and its computation             */
   struct hg_fleet *f;
@@ -61,6 +73,18 @@ static void entry_free(struct entry *e) {
   free(e);
 }
 
+static void memo_clear(struct app_set *a) {
+  for (struct memo *m = a->memo, *mn; m; m = mn) {
+    mn = m->next;
+    free(m->version);
+    free(m->baseline);
+    hg_fleet_issues_free(m->r);
+    free(m);
+  }
+  a->memo = NULL;
+  a->memo_n = 0;
+}
+
 void _srv_issues_cache_free(struct srv_issues_cache *ic) {
   if (!ic) return;
   pthread_mutex_lock(&ic->mu);
@@ -72,6 +96,7 @@ void _srv_issues_cache_free(struct srv_issues_cache *ic) {
       en = e->next;
       entry_free(e);
     }
+    memo_clear(a);
     hg_fleet_free(a->f);
     pthread_mutex_destroy(&a->fmu);
     free(a);
@@ -373,4 +398,57 @@ int srv_fleet_with(struct srv_store *s, const char *app, srv_fleet_fn fn, void *
   if (!rc) rc = fn(ctx, a->f);
   pthread_mutex_unlock(&a->fmu);
   return rc;
+}
+
+int srv_fleet_issues_memo(struct srv_store *s, const struct hg_fleet *f, const struct hg_fleet_query *q,
+                          const struct hg_fleet_issues **out) {
+  *out = NULL;
+  struct app_set *a = NULL;
+  if (s->ic) { /* the set of f: its fmu is held by our caller (srv_fleet_with) */
+    pthread_mutex_lock(&s->ic->mu);
+    for (a = s->ic->apps; a && a->f != f; a = a->next) {}
+    pthread_mutex_unlock(&s->ic->mu);
+  }
+  struct hg_fleet_issues *r = NULL;
+  if (!a) return HG_EINVAL; /* not a cached set: nowhere to keep it */
+  if (a->memo_gen != a->loaded_gen) {
+    memo_clear(a);
+    a->memo_gen = a->loaded_gen;
+  }
+  struct memo **pm = &a->memo;
+  for (struct memo *m; (m = *pm); pm = &m->next)
+    if (same_str(m->version, q->version) && same_str(m->baseline, q->baseline) && m->kind == q->kind &&
+        m->floor == q->floor) {
+      *pm = m->next; /* to the front: most recent first */
+      m->next = a->memo;
+      a->memo = m;
+      *out = m->r;
+      return 0;
+    }
+  int rc = hg_fleet_issues(f, q, &r);
+  if (rc) return rc;
+  struct memo *m = calloc(1, sizeof *m);
+  if (!m || (q->version && !(m->version = strdup(q->version))) || (q->baseline && !(m->baseline = strdup(q->baseline)))) {
+    if (m) free(m->version);
+    free(m);
+    hg_fleet_issues_free(r);
+    return HG_ENOMEM;
+  }
+  m->kind = q->kind;
+  m->floor = q->floor;
+  m->r = r;
+  m->next = a->memo;
+  a->memo = m;
+  if (++a->memo_n > SRV_FLEET_MEMO) { /* drop the least recent */
+    struct memo **pl = &a->memo;
+    while ((*pl)->next) pl = &(*pl)->next;
+    free((*pl)->version);
+    free((*pl)->baseline);
+    hg_fleet_issues_free((*pl)->r);
+    free(*pl);
+    *pl = NULL;
+    a->memo_n--;
+  }
+  *out = r;
+  return 0;
 }

@@ -19,9 +19,8 @@
 
 struct idset { char **ids; size_t n, cap; };
 
+/* Appends (duplicates too: idset_seal sorts and drops them). */
 static int idset_add(struct idset *s, const char *id) {
-  for (size_t i = 0; i < s->n; i++)
-    if (!strcmp(s->ids[i], id)) return 0;
   if (s->n == s->cap) {
     size_t cap = s->cap ? s->cap * 2 : 64;
     char **p = realloc(s->ids, cap * sizeof *p);
@@ -30,6 +29,24 @@ static int idset_add(struct idset *s, const char *id) {
     s->cap = cap;
   }
   return (s->ids[s->n] = strdup(id)) ? (int)(++s->n, 0) : -1;
+}
+
+static int cmp_id(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Sorted, each id once: lookups by bsearch (idset_has). */
+static void idset_seal(struct idset *s) {
+  if (!s->n) return;
+  qsort(s->ids, s->n, sizeof *s->ids, cmp_id);
+  size_t w = 1;
+  for (size_t i = 1; i < s->n; i++) {
+    if (strcmp(s->ids[i], s->ids[w - 1])) s->ids[w++] = s->ids[i];
+    else free(s->ids[i]);
+  }
+  s->n = w;
+}
+
+static int idset_has(const struct idset *s, const char *id) {
+  return s->n && bsearch(&id, s->ids, s->n, sizeof *s->ids, cmp_id) != NULL;
 }
 
 static void idset_free(struct idset *s) {
@@ -75,22 +92,19 @@ static int add_cand(void *ctx, const struct srv_snapshot *sn) {
   memcpy(d->blob, sn->blob, sizeof d->blob);
   d->size = sn->size;
   d->received = sn->received;
-  d->exemplar = 0;
-  for (size_t i = 0; i < c->ex->n; i++)
-    if (!strcmp(c->ex->ids[i], sn->id)) d->exemplar = 1;
+  d->exemplar = idset_has(c->ex, sn->id);
   return 0;
 }
 
-static int drop(struct srv_store *s, const char *data_dir, const char *app, const struct cand *c,
+static int drop(struct srv_store *s, const char *data_dir, const char *app, const struct cand *c, int64_t now,
                 struct srv_retention_stats *st) {
   int unused = 0;
   int rc = srv_store_blob_drop(s, app, c->id, &unused);
   if (rc) return rc;
-  if (unused && strstr(c->blob, "..") == NULL) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", data_dir, c->blob);
-    if (unlink(path) && errno != ENOENT) fprintf(stderr, "heapgraph serve: retention: %s: %s\n", path, strerror(errno));
-  }
+  /* a fresh file (an upload of the same content on its way) stays: the
+   * sweep takes it later if still no row keeps it */
+  if (unused && srv_blob_delete(data_dir, c->blob, now, SRV_ORPHAN_GRACE) < 0)
+    fprintf(stderr, "heapgraph serve: retention: %s/%s: %s\n", data_dir, c->blob, strerror(errno));
   st->dropped++;
   st->dropped_bytes += c->size;
   return 0;
@@ -105,6 +119,7 @@ static int retain_app(struct srv_store *s, const char *data_dir, const char *app
   struct idset ex = {0};
   rc = srv_fleet_with(s, app, collect_exemplars, &ex);
   if (rc == SRV_ENOTFOUND) rc = 0;
+  idset_seal(&ex);
   if (!rc) rc = srv_store_exemplars_set(s, app, ex.ids, ex.n);
   struct cands c = {0};
   c.ex = &ex;
@@ -118,7 +133,7 @@ static int retain_app(struct srv_store *s, const char *data_dir, const char *app
     int old = days > 0 && d->received < now - days * 86400;
     int over = cfg.quota_bytes > 0 && kept > (uint64_t)cfg.quota_bytes;
     if (!old && !over) continue;
-    rc = drop(s, data_dir, app, d, st);
+    rc = drop(s, data_dir, app, d, now, st);
     if (!rc) kept -= d->size;
   }
   free(c.v);

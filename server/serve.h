@@ -66,11 +66,16 @@ int srv_blobs_init(const char *data_dir);
 int srv_blob_temp(const char *data_dir, char *path, size_t path_size);
 /* Makes tmp_path (fd open on it) the blob of id/size: fsync, rename to its
  * content-addressed name, fsync of the directories. An existing blob of the
- * same name stays (the temporary is removed). Fills rel (relative to data
+ * same name stays, marked fresh (the temporary is removed). Fills rel (relative to data
  * dir). 0 or -1 + errno (the temporary is removed either way). */
 int srv_blob_commit(const char *data_dir, const char *tmp_path, int fd, const char *id, uint64_t size,
                     char *rel, size_t rel_size);
 
+/* Deletes the blob file at rel ("blobs/ab/<id>-<size>.hgsnap") unless it
+ * was written or marked by an upload less than grace_seconds before now
+ * (the protocol in blobs.c: safe against uploads on other hosts). 1 when
+ * deleted, 0 when absent or fresh (kept), -1 + errno. */
+int srv_blob_delete(const char *data_dir, const char *rel, int64_t now, int grace_seconds);
 /* Removes the blob files no row of s keeps (srv_store_blobs_kept) once
  * grace_seconds old (by mtime); *removed counts them. 0 or the store's error. */
 int srv_blobs_sweep(const char *data_dir, struct srv_store *s, int64_t now, int grace_seconds, uint64_t *removed);

@@ -208,6 +208,14 @@ int srv_issues_get_fresh(struct srv_store *s, const char *app, const struct srv_
  * cache's lock: for the growth, tree and issue-detail views. */
 typedef int (*srv_fleet_fn)(void *ctx, const struct hg_fleet *f);
 int srv_fleet_with(struct srv_store *s, const char *app, srv_fleet_fn fn, void *ctx);
+/* Inside srv_fleet_with's fn only: hg_fleet_issues(f, q) remembered with
+ * the set's generation (the last SRV_FLEET_MEMO queries of the app), so an
+ * issue page's history (every version against the one below) is computed
+ * once per change of the app's summaries, not per page. *out stays owned
+ * by the cache and valid until fn returns. The library's HG_* code. */
+#define SRV_FLEET_MEMO 64
+int srv_fleet_issues_memo(struct srv_store *s, const struct hg_fleet *f, const struct hg_fleet_query *q,
+                          const struct hg_fleet_issues **out);
 
 /* ---- workers (server/worker.c) ---- */
 struct srv_worker_config {

@@ -38,6 +38,7 @@ struct web_server {
   char cookie[48];
   char host[64];      /* the address as given (for the Host check)  */
   int any_ip;         /* bound to a wildcard address                */
+  size_t header_limit; /* request line + headers (cfg's, or 32 KiB)  */
   unsigned port;
   char *tls_cert, *tls_key;
   pthread_mutex_t lock;
@@ -228,6 +229,24 @@ static const struct web_route *route_find(const struct web_server *s, const char
 
 static enum MHD_Result result(int rc) { return rc == WEB_CLOSE ? MHD_NO : MHD_YES; }
 
+#define BODY_BUFFER_DEFAULT ((size_t)256 << 10)
+
+static enum MHD_Result add_len(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+  (void)kind;
+  *(size_t *)cls += strlen(key) + (value ? strlen(value) : 0) + 4; /* "k: v\r\n", "k=v&" */
+  return MHD_YES;
+}
+
+/* Bytes of the request line and headers as sent (near enough: the parsed
+ * values plus their separators). A connection's memory holds headers and
+ * the body buffer together, so the header limit is checked here. */
+static size_t header_bytes(struct MHD_Connection *c, const char *method, const char *url) {
+  size_t n = strlen(method) + strlen(url) + 12; /* " HTTP/1.1\r\n", "\r\n" */
+  MHD_get_connection_values(c, MHD_HEADER_KIND, add_len, &n);
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_len, &n);
+  return n;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **state) {
   (void)version;
@@ -243,6 +262,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     r->path = url;
     r->start = now_s();
     conn_phase(s, c, 1);
+    if (header_bytes(c, method, url) > s->header_limit)
+      return result(web_reply_text(r, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "request headers too large\n"));
     if (s->cfg.host_check && !host_ok(s, MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
       return result(web_reply_text(r, MHD_HTTP_FORBIDDEN, "forbidden: Host header does not name this server\n"));
     const struct web_route *rt = route_find(s, method, url);
@@ -412,6 +433,7 @@ struct web_server *web_start(const struct web_config *cfg, char *url, size_t url
   }
   snprintf(s->host, sizeof s->host, v6 ? "[%s]" : "%s", host);
   s->any_ip = v6 ? IN6_IS_ADDR_UNSPECIFIED(&a6.sin6_addr) : a4.sin_addr.s_addr == htonl(INADDR_ANY);
+  s->header_limit = cfg->header_limit ? cfg->header_limit : (size_t)32768;
   unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | (v6 ? MHD_USE_IPv6 : 0) | (s->tls_cert ? MHD_USE_TLS : 0);
   if (cfg->threads) flags = (flags & ~(unsigned)MHD_USE_AUTO_INTERNAL_THREAD) | MHD_USE_THREAD_PER_CONNECTION |
                             MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
@@ -423,7 +445,8 @@ struct web_server *web_start(const struct web_config *cfg, char *url, size_t url
   s->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
                           v6 ? (struct sockaddr *)&a6 : (struct sockaddr *)&a4, MHD_OPTION_CONNECTION_TIMEOUT,
                           cfg->idle_timeout_s ? cfg->idle_timeout_s : 60u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                          cfg->header_limit ? cfg->header_limit : (size_t)32768, MHD_OPTION_CONNECTION_LIMIT,
+                          s->header_limit + (cfg->body_buffer ? cfg->body_buffer : BODY_BUFFER_DEFAULT),
+                          MHD_OPTION_CONNECTION_LIMIT,
                           cfg->max_connections ? cfg->max_connections : 256u, MHD_OPTION_NOTIFY_COMPLETED,
                           completed, s, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s, MHD_OPTION_ARRAY, tls,
                           MHD_OPTION_END);

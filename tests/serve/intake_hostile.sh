@@ -142,6 +142,14 @@ check '[ -z "$(ls -A "$D/blobs/tmp")" ]' "slow clients: no temporary left"
 big=$(head -c 40000 /dev/zero | tr '\0' a)
 r=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "X-Big: $big" -H "Authorization: Bearer $K" --data-binary "@$tmp/ok.hgsnap" "$url/v1/snapshots")
 check '[ "$r" = 431 ]' "40 kB of headers: 431 ($r)"
+# past the header limit and the body buffer together: libmicrohttpd's own refusal
+big=$(head -c 100000 /dev/zero | tr '\0' a) # three of them (one argument is at most 128 kB)
+r=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "X-Big: $big" -H "X-Big2: $big" -H "X-Big3: $big" -H "Authorization: Bearer $K" --data-binary "@$tmp/ok.hgsnap" "$url/v1/snapshots")
+check '[ "$r" = 431 ]' "300 kB of headers: 431 ($r)"
+# just under the limit: served
+mid=$(head -c 15000 /dev/zero | tr '\0' a)
+r=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "X-Mid: $mid" -H "Authorization: Bearer $K" --data-binary "@$tmp/ok.hgsnap" "$url/v1/snapshots")
+check '[ "$r" = 200 ] || [ "$r" = 201 ]' "15 kB of headers under a 16 kB limit: served ($r)"
 check 'alive' "the server goes on after them"
 
 # ---- SQL metacharacters and control characters in every metadata string

@@ -10,6 +10,7 @@
  * exhausting analysis quarantined, the issues cache against the library's
  * own answer (and dumped for the CLI comparison), stale answers with
  * "pending", retention by age and by quota. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -541,6 +542,96 @@ static void test_blob_dir(void) {
   CHECK(!file_exists(t4));
 }
 
+static int64_t age_of(const char *rel) {
+  char p[4400];
+  struct stat sb;
+  snprintf(p, sizeof p, "%s/%s", data, rel);
+  return stat(p, &sb) ? -1 : (int64_t)time(NULL) - (int64_t)sb.st_mtime;
+}
+
+static int tmp_has(const char *prefix) {
+  char p[4400];
+  snprintf(p, sizeof p, "%s/blobs/tmp", data);
+  DIR *d = opendir(p);
+  int n = 0;
+  for (struct dirent *e; d && (e = readdir(d));) n += !strncmp(e->d_name, prefix, strlen(prefix));
+  if (d) closedir(d);
+  return n;
+}
+
+/* A temporary of 10 bytes (an upload's), its fd and path. */
+static int temp10(char *path, size_t n) {
+  int fd = srv_blob_temp(data, path, n);
+  if (fd >= 0 && write(fd, "0123456789", 10) != 10) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+/* Deleting a blob never takes one an upload of the same content is about
+ * to acknowledge (server/blobs.c's protocol), each interleaving of the two
+ * made by hand. */
+static void test_blob_delete(void) {
+  const char *old = "blobs/ef/ef00000000000001-10.hgsnap", *id = "ef00000000000001";
+  char dirp[4400];
+  mkdir(strcat(strcpy(dirp, data), "/blobs/ef"), 0755);
+  int64_t now = (int64_t)time(NULL);
+  /* an old file goes, a fresh one stays, nothing is left in tmp/ */
+  REQUIRE(touch_at(old, 2 * 3600) == 0);
+  CHECK(srv_blob_delete(data, old, now, SRV_ORPHAN_GRACE) == 1 && !file_exists(old));
+  REQUIRE(touch_at(old, 60) == 0);
+  CHECK(srv_blob_delete(data, old, now, SRV_ORPHAN_GRACE) == 0 && file_exists(old));
+  CHECK(srv_blob_delete(data, "blobs/ef/ef00000000000009-10.hgsnap", now, SRV_ORPHAN_GRACE) == 0); /* absent */
+  CHECK(tmp_has("del.") == 0);
+  /* not a blob path: refused */
+  errno = 0;
+  CHECK(srv_blob_delete(data, "blobs/ef/../../heapgraph.db", now, 0) == -1 && errno == EINVAL);
+  CHECK(srv_blob_delete(data, "blobs/ee/notes.txt", now, 0) == -1 && file_exists("blobs/ee/notes.txt"));
+  /* an upload of content that is there, old: the file is marked fresh, so a
+   * deleter that comes before the upload's row keeps it */
+  char tmp[4400], rel[4400];
+  REQUIRE(touch_at(old, 2 * 3600) == 0 && truncate(strcat(strcat(strcpy(dirp, data), "/"), old), 10) == 0);
+  struct timespec back[2] = {{(time_t)(now - 7200), 0}, {(time_t)(now - 7200), 0}};
+  REQUIRE(utimensat(AT_FDCWD, dirp, back, 0) == 0 && age_of(old) >= 7000);
+  int fd = temp10(tmp, sizeof tmp);
+  REQUIRE(fd >= 0);
+  CHECK(srv_blob_commit(data, tmp, fd, id, 10, rel, sizeof rel) == 0 && !strcmp(rel, old));
+  close(fd);
+  CHECK(access(tmp, F_OK) != 0);          /* the temporary is gone */
+  CHECK(age_of(old) >= 0 && age_of(old) < 60); /* marked fresh */
+  CHECK(srv_blob_delete(data, old, (int64_t)time(NULL), SRV_ORPHAN_GRACE) == 0 && file_exists(old));
+  /* a deleter that moved the file away first: the upload's mark fails and
+   * its own copy takes the place */
+  char away[4400];
+  snprintf(away, sizeof away, "%s/blobs/tmp/del.%d.elsewhere.%s-10.hgsnap", data, (int)getpid(), id);
+  REQUIRE(rename(dirp, away) == 0);
+  fd = temp10(tmp, sizeof tmp);
+  REQUIRE(fd >= 0);
+  CHECK(srv_blob_commit(data, tmp, fd, id, 10, rel, sizeof rel) == 0);
+  close(fd);
+  struct stat sb;
+  CHECK(stat(dirp, &sb) == 0 && sb.st_size == 10);
+  unlink(away);
+  /* a deleter killed while holding a fresh file (tmp/del.<pid>.<host>.*):
+   * the next start puts it back; an old one is removed */
+  char host[128] = "host", fresh[4400], stale[4400];
+  gethostname(host, sizeof host - 1);
+  for (char *q = host; *q; q++)
+    if (*q == '.' || *q == '/') *q = '_';
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, NULL, 0);
+  snprintf(fresh, sizeof fresh, "%s/blobs/tmp/del.%d.%s.%s-10.hgsnap", data, (int)dead, host, id);
+  snprintf(stale, sizeof stale, "%s/blobs/tmp/del.%d.%s.ef00000000000002-10.hgsnap", data, (int)dead, host);
+  REQUIRE(rename(dirp, fresh) == 0 && !file_exists(old));
+  REQUIRE(touch_at(stale + strlen(data) + 1, 2 * 3600) == 0);
+  CHECK(srv_blobs_init(data) == 0);
+  CHECK(file_exists(old) && access(fresh, F_OK) != 0);
+  CHECK(access(stale, F_OK) != 0 && !file_exists("blobs/ef/ef00000000000002-10.hgsnap"));
+  CHECK(tmp_has("del.") == 0);
+}
+
 int main(int argc, char **argv) {
   int child = argc > 1 ? srv_worker_child_main(argc - 1, argv + 1) : -1; /* a worker's analysing child */
   if (child >= 0) return child;
@@ -571,6 +662,7 @@ int main(int argc, char **argv) {
   RUN(test_budget_crash_exhaustion);
   RUN(test_retention);
   RUN(test_blob_dir);
+  RUN(test_blob_delete);
   srv_store_close(st);
   printf("%s: ", pgurl ? "store_postgres" : "store_sqlite");
   return hg_test_done();
