@@ -32,6 +32,7 @@
 struct sb {
   struct hg_graph *g;
   struct hg_dominators *d;
+  uint32_t *parent, *seed;     /* step_parents, computed beside the dominators */
   struct _hg_arena *a;
   const struct hg_fleet_summary_options *opt;
   struct hg_fleet_sig *sigs;
@@ -232,9 +233,10 @@ static int retention(struct sb *b) {
   uint32_t nt = hg_dominators_top(d, HG_FLEET_TOP_HOLDERS, top);
   for (uint32_t i = 0; i < nt; i++) _hg_bit_set(top_bits, top[i]);
 #define IS_CAND(v) (d->retained[v] >= HG_FLEET_HOLDER_BYTES || _hg_bit(top_bits, v))
-  parent = _hg_malloc_big((size_t)n * sizeof *parent);
-  seed = _hg_malloc_big((size_t)n * sizeof *seed);
-  if (!parent || !seed || step_parents(g, parent, seed)) goto out;
+  parent = b->parent; /* taken: freed here */
+  seed = b->seed;
+  b->parent = b->seed = NULL;
+  if (!parent || !seed) goto out;
   for (uint32_t v = 0; v < n; v++) { /* in index order: reads retained[] sequentially */
     if (!IS_CAND(v)) continue;
     uint32_t p = d->idom[v], from = v;
@@ -542,6 +544,19 @@ static int by_sig(const void *x, const void *y) {
   return a->hash < c->hash ? -1 : a->hash > c->hash;
 }
 
+/* The retention paths' BFS parents (step_parents) need the graph only, so
+ * they are computed on the second core while the dominators are (jobs.c:
+ * on the calling thread first when no thread can be had). */
+struct parents_job { const struct hg_graph *g; uint32_t *parent, *seed; int rc; };
+static void *parents_main(void *arg) {
+  struct parents_job *p = arg;
+  uint32_t n = p->g->node_count;
+  p->parent = _hg_malloc_big((size_t)n * sizeof *p->parent);
+  p->seed = _hg_malloc_big((size_t)n * sizeof *p->seed);
+  p->rc = !p->parent || !p->seed ? HG_ENOMEM : step_parents(p->g, p->parent, p->seed);
+  return NULL;
+}
+
 int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options *opt,
                        struct hg_fleet_summary **out) {
   *out = NULL;
@@ -549,7 +564,14 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
   struct hg_fleet_summary *s = _hg_fa_result(&a, sizeof *s);
   if (!s) return HG_ENOMEM;
   struct sb b = {.g = g, .a = &a, .opt = opt};
+  struct parents_job pj = {g, NULL, NULL, 0};
+  struct _hg_job job;
+  if (g->node_count) _hg_job_start(&job, parents_main, &pj, 1);
   int rc = hg_dominators_compute(g, &b.d);
+  if (g->node_count) _hg_job_wait(&job);
+  b.parent = pj.parent;
+  b.seed = pj.seed;
+  if (!rc) rc = pj.rc;
   s->format = HG_FLEET_SUMMARY_FORMAT;
   if (!rc) {
     s->reachable_bytes = b.d->reachable_bytes;
@@ -577,6 +599,8 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
     }
   }
   hg_dominators_free(b.d);
+  free(b.parent); /* when retention did not take them */
+  free(b.seed);
   free(b.sigs);
   free(b.slot);
   if (rc) {
