@@ -504,6 +504,20 @@ static int touch_at(const char *rel, int64_t age) {
   return utimensat(AT_FDCWD, p, t, 0);
 }
 
+/* This host's name as temporaries carry it (blobs.c: '.' and '/' as '_'),
+ * and the pid of a process that has exited. */
+static pid_t host_and_dead_pid(char *host, size_t n) {
+  snprintf(host, n, "host");
+  gethostname(host, n - 1);
+  host[n - 1] = 0;
+  for (char *q = host; *q; q++)
+    if (*q == '.' || *q == '/') *q = '_';
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, NULL, 0);
+  return dead;
+}
+
 /* The blob directory's housekeeping: the sweep of files no row keeps, and
  * the temporaries a start removes (several servers may share the mount). */
 static void test_blob_dir(void) {
@@ -521,13 +535,8 @@ static void test_blob_dir(void) {
   CHECK(file_exists(sn.blob)); /* kept by its row, however old */
   /* temporaries: this host's of a dead process go, of a live one stay,
    * another host's stay unless a day old */
-  char host[128] = "host", t1[300], t2[300], t3[300], t4[300], live[64];
-  gethostname(host, sizeof host - 1);
-  for (char *p = host; *p; p++)
-    if (*p == '.' || *p == '/') *p = '_';
-  pid_t dead = fork();
-  if (dead == 0) _exit(0);
-  waitpid(dead, NULL, 0);
+  char host[128], t1[300], t2[300], t3[300], t4[300], live[64];
+  pid_t dead = host_and_dead_pid(host, sizeof host);
   snprintf(t1, sizeof t1, "blobs/tmp/up.%d.%s.aaaaaa", (int)dead, host);
   snprintf(live, sizeof live, "%d", (int)getppid());
   snprintf(t2, sizeof t2, "blobs/tmp/up.%s.%s.bbbbbb", live, host);
@@ -615,13 +624,8 @@ static void test_blob_delete(void) {
   unlink(away);
   /* a deleter killed while holding a fresh file (tmp/del.<pid>.<host>.*):
    * the next start puts it back; an old one is removed */
-  char host[128] = "host", fresh[4400], stale[4400];
-  gethostname(host, sizeof host - 1);
-  for (char *q = host; *q; q++)
-    if (*q == '.' || *q == '/') *q = '_';
-  pid_t dead = fork();
-  if (dead == 0) _exit(0);
-  waitpid(dead, NULL, 0);
+  char host[128], fresh[4400], stale[4400];
+  pid_t dead = host_and_dead_pid(host, sizeof host);
   snprintf(fresh, sizeof fresh, "%s/blobs/tmp/del.%d.%s.%s-10.hgsnap", data, (int)dead, host, id);
   snprintf(stale, sizeof stale, "%s/blobs/tmp/del.%d.%s.ef00000000000002-10.hgsnap", data, (int)dead, host);
   REQUIRE(rename(dirp, fresh) == 0 && !file_exists(old));
