@@ -57,6 +57,9 @@ struct web_req {
   double start;
   int body;           /* handler asked for the body             */
   int replied;
+  int heading;        /* in the headers' call (no body read yet) */
+  struct MHD_Response *pending; /* an early answer held until the body is read */
+  unsigned pending_status;
   int by_query;       /* session token came in the URL          */
   char *json_buf;
   size_t json_size;
@@ -107,6 +110,22 @@ static void secure_headers(struct MHD_Response *r) {
                           "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
 }
 
+/* An answer given before a request's body was read (a refusal: 401, 413,
+ * 429 …) is held until the body has been read and discarded when the body
+ * is at most WEB_DRAIN_MAX bytes: closing with unread bytes makes the
+ * kernel reset the connection, and a client still sending (one that sent no
+ * "Expect: 100-continue", as curl does not below 1 MiB) then loses the
+ * answer. A larger body is answered at once, as before. */
+#define WEB_DRAIN_MAX ((uint64_t)4 << 20)
+
+static int body_to_drain(struct web_req *r) {
+  if (!r->heading) return 0;
+  const char *cl = MHD_lookup_connection_value(r->c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  char *end;
+  unsigned long long n = cl ? strtoull(cl, &end, 10) : 0;
+  return cl && *cl && !*end && n > 0 && n <= WEB_DRAIN_MAX;
+}
+
 static int queue(struct web_req *r, unsigned status, const char *type, struct MHD_Response *resp) {
   if (!resp) return WEB_CLOSE;
   MHD_add_response_header(resp, "Content-Type", type);
@@ -117,10 +136,24 @@ static int queue(struct web_req *r, unsigned status, const char *type, struct MH
     snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict", r->s->cookie, r->s->token);
     MHD_add_response_header(resp, "Set-Cookie", cookie);
   }
+  r->replied = 1;
+  if (body_to_drain(r)) {
+    r->pending = resp;
+    r->pending_status = status;
+    return WEB_REPLIED;
+  }
   enum MHD_Result ok = MHD_queue_response(r->c, status, resp);
   MHD_destroy_response(resp);
-  r->replied = 1;
   return ok == MHD_YES ? WEB_REPLIED : WEB_CLOSE;
+}
+
+/* Queues the answer held by queue() once the body is read. */
+static enum MHD_Result send_pending(struct web_req *r) {
+  struct MHD_Response *resp = r->pending;
+  r->pending = NULL;
+  enum MHD_Result ok = MHD_queue_response(r->c, r->pending_status, resp);
+  MHD_destroy_response(resp);
+  return ok;
 }
 
 int web_reply(struct web_req *r, unsigned status, const char *type, const void *data, size_t size) {
@@ -194,6 +227,7 @@ const char *web_cookie(const struct web_req *r, const char *name) {
 }
 
 static void req_free(struct web_req *r) {
+  if (r->pending) MHD_destroy_response(r->pending); /* the body never ended */
   for (size_t i = 0; i < r->extra_count; i++) free(r->extra[i][0]), free(r->extra[i][1]);
   free(r->json_buf);
   free(r);
@@ -261,6 +295,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     r->method = method;
     r->path = url;
     r->start = now_s();
+    r->heading = 1; /* until this call returns */
     conn_phase(s, c, 1);
     if (header_bytes(c, method, url) > s->header_limit)
       return result(web_reply_text(r, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, "request headers too large\n"));
@@ -287,9 +322,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (rc == WEB_MORE) r->body = 1;
     return result(rc);
   }
+  r->heading = 0;
   if (r->replied) { /* answered early: the rest of the body is discarded */
-    *upload_size = 0;
-    return MHD_YES;
+    if (*upload_size) {
+      *upload_size = 0;
+      return MHD_YES;
+    }
+    return r->pending ? send_pending(r) : MHD_YES; /* the body is all read */
   }
   if (!r->route || !r->body) { /* a body nobody asked for */
     *upload_size = 0;
