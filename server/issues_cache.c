@@ -73,13 +73,17 @@ static void entry_free(struct entry *e) {
   free(e);
 }
 
+static void memo_free(struct memo *m) {
+  free(m->version);
+  free(m->baseline);
+  hg_fleet_issues_free(m->r);
+  free(m);
+}
+
 static void memo_clear(struct app_set *a) {
   for (struct memo *m = a->memo, *mn; m; m = mn) {
     mn = m->next;
-    free(m->version);
-    free(m->baseline);
-    hg_fleet_issues_free(m->r);
-    free(m);
+    memo_free(m);
   }
   a->memo = NULL;
   a->memo_n = 0;
@@ -428,24 +432,20 @@ int srv_fleet_issues_memo(struct srv_store *s, const struct hg_fleet *f, const s
   int rc = hg_fleet_issues(f, q, &r);
   if (rc) return rc;
   struct memo *m = calloc(1, sizeof *m);
+  if (m) m->r = r;
   if (!m || (q->version && !(m->version = strdup(q->version))) || (q->baseline && !(m->baseline = strdup(q->baseline)))) {
-    if (m) free(m->version);
-    free(m);
-    hg_fleet_issues_free(r);
+    if (m) memo_free(m);
+    else hg_fleet_issues_free(r);
     return HG_ENOMEM;
   }
   m->kind = q->kind;
   m->floor = q->floor;
-  m->r = r;
   m->next = a->memo;
   a->memo = m;
   if (++a->memo_n > SRV_FLEET_MEMO) { /* drop the least recent */
     struct memo **pl = &a->memo;
     while ((*pl)->next) pl = &(*pl)->next;
-    free((*pl)->version);
-    free((*pl)->baseline);
-    hg_fleet_issues_free((*pl)->r);
-    free(*pl);
+    memo_free(*pl);
     *pl = NULL;
     a->memo_n--;
   }

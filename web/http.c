@@ -263,7 +263,9 @@ static const struct web_route *route_find(const struct web_server *s, const char
 
 static enum MHD_Result result(int rc) { return rc == WEB_CLOSE ? MHD_NO : MHD_YES; }
 
-#define BODY_BUFFER_DEFAULT ((size_t)256 << 10)
+/* Bytes of a request body read at once, on top of the header limit in each
+ * connection's memory (larger reads, fewer system calls). */
+#define BODY_BUFFER ((size_t)256 << 10)
 
 static enum MHD_Result add_len(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
   (void)kind;
@@ -484,7 +486,7 @@ struct web_server *web_start(const struct web_config *cfg, char *url, size_t url
   s->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
                           v6 ? (struct sockaddr *)&a6 : (struct sockaddr *)&a4, MHD_OPTION_CONNECTION_TIMEOUT,
                           cfg->idle_timeout_s ? cfg->idle_timeout_s : 60u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                          s->header_limit + (cfg->body_buffer ? cfg->body_buffer : BODY_BUFFER_DEFAULT),
+                          s->header_limit + BODY_BUFFER,
                           MHD_OPTION_CONNECTION_LIMIT,
                           cfg->max_connections ? cfg->max_connections : 256u, MHD_OPTION_NOTIFY_COMPLETED,
                           completed, s, MHD_OPTION_NOTIFY_CONNECTION, notify_conn, s, MHD_OPTION_ARRAY, tls,

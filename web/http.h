@@ -59,9 +59,6 @@ struct web_config {
   unsigned header_timeout_s; /* headers not complete after that: dropped (0: off) */
   unsigned request_timeout_s; /* request not answered after that: dropped (0: off) */
   size_t header_limit;     /* bytes for request line + headers (0: 32 KiB)    */
-  size_t body_buffer;      /* bytes of a request body read at once, on top
-                              of header_limit in each connection's memory
-                              (0: 256 KiB; larger reads, fewer system calls) */
   int host_check;          /* refuse a Host that is not this server's        */
   void (*dropped)(void *app); /* a connection dropped by a deadline          */
 };
