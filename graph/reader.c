@@ -21,7 +21,7 @@
  *
  * A third way, verify (hg_snapshot_verify), runs the same sequential reader
  * with nothing kept that grows with the file: one scratch element per small
- * record, the chunk decoders writing into one-element sinks, text copied
+ * record, the chunk decoders checking rows without storing them, text copied
  * only for the metadata (bounded), a fixed read window; the checks after
  * the last record work from counts and maxima (verify_checks).
  */
@@ -120,8 +120,6 @@ struct chunk {
   uint64_t base;          /* payload's file offset                        */
   uint64_t addr_or_src;   /* nodes: base address; edges: first source     */
   uint32_t first, count;  /* first node / edge index, rows                */
-  uint32_t mask;          /* row index → array index: UINT32_MAX, or 0
-                             (verify: the arrays are one-element sinks)  */
   struct nstate ns;
   struct estate es;
 };
@@ -555,8 +553,9 @@ static int get_chunk(struct rd *r, const uint8_t **p, const uint8_t **end, uint6
 
 /* Decodes the rows of one nodes chunk into g's arrays at c->first.. (the
  * arrays hold them already). Errors name the node and the byte offset. */
-static int dec_nodes(struct hg_graph *g, struct hg_load_error *err, const struct chunk *c,
-                     struct nstate *s) {
+static inline __attribute__((always_inline)) int
+dec_nodes_body(struct hg_graph *g, struct hg_load_error *err, const struct chunk *c, struct nstate *s,
+               const int check_only) {
   const uint8_t *p = c->p, *end = c->end, *start = c->p;
   uint64_t base = c->base, addr = c->addr_or_src, heap = 0, node_end = s->node_end;
   uint32_t max_class = s->max_class, max_heap = s->max_heap;
@@ -565,7 +564,7 @@ static int dec_nodes(struct hg_graph *g, struct hg_load_error *err, const struct
   uint32_t *nclass = g->node_class, *nheap = g->node_heap;
   uint8_t *nflags = g->node_flags;
   for (uint32_t i = 0; i < c->count; i++) {
-    uint32_t n = c->first + i, o = n & c->mask;
+    uint32_t n = c->first + i;
     uint64_t gap, size, cls, hp;
     const uint8_t *row = p;
     VARINT(err, p, end, gap, base, start, "node gap");
@@ -588,11 +587,13 @@ static int dec_nodes(struct hg_graph *g, struct hg_load_error *err, const struct
                    (unsigned long long)addr);
     if (cls >= UINT32_MAX || heap >= UINT32_MAX)
       return efail(err, HG_EFORMAT, at, "node %u: class or heap id too large", n);
-    naddr[o] = addr;
-    nsize[o] = size;
-    nclass[o] = (uint32_t)cls;
-    nflags[o] = fl & HG_NODE_FLAG_MASK;
-    if (heap || !heap_zeroed) nheap[o] = (uint32_t)heap; /* zero pages stay untouched */
+    if (!check_only) {
+      naddr[n] = addr;
+      nsize[n] = size;
+      nclass[n] = (uint32_t)cls;
+      nflags[n] = fl & HG_NODE_FLAG_MASK;
+      if (heap || !heap_zeroed) nheap[n] = (uint32_t)heap; /* zero pages stay untouched */
+    }
     if (cls > max_class) max_class = (uint32_t)cls;
     if (heap > max_heap) max_heap = (uint32_t)heap;
     addr += size;
@@ -624,8 +625,9 @@ static int named_add(struct named *s, struct hg_load_error *err, uint64_t at, ui
 
 /* Decodes the rows of one edges chunk into g's arrays at c->first.., and
  * edge_start as far as its sources go (struct estate). */
-static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct chunk *c,
-                     struct estate *s) {
+static inline __attribute__((always_inline)) int
+dec_edges_body(struct hg_graph *g, struct hg_load_error *err, const struct chunk *c, struct estate *s,
+               const int check_only) {
   const uint8_t *p = c->p, *end = c->end, *start = c->p;
   uint64_t base = c->base, count = c->count, src = c->addr_or_src, off = 0, done = 0;
   int first_group = 1;
@@ -633,7 +635,7 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
    * arrays); written back at the end. On error the graph is discarded. */
   uint64_t last_src = s->last_src, last_off = s->last_off, filled = s->filled;
   int have_edge = s->have_edge, fresh = s->fresh;
-  uint32_t e = c->first, mask = c->mask, max_target = s->max_target, *es = s->es;
+  uint32_t e = c->first, max_target = s->max_target, *es = s->es;
   uint64_t es_cap = s->es_cap;
   uint32_t *etarget = g->edge_target, *eoffset = g->edge_offset;
   uint8_t *ekind = g->edge_kind;
@@ -651,11 +653,11 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
     int absolute = first_group || sd != 0;
     src += sd;
     first_group = 0;
-    if (fresh) { /* a chunk on its own: the merge fills below its first source */
+    if (!check_only && fresh) { /* a chunk on its own: the merge fills below its first source */
       filled = src + 1 < es_cap ? src + 1 : filled;
       s->first_src = src;
     }
-    if (src >= filled) { /* a new source: the edge_start entries up to it */
+    if (!check_only && src >= filled) { /* a new source: the edge_start entries up to it */
       if (src + 1 < es_cap) {
         for (uint64_t x = filled; x <= src; x++) es[x] = e;
         filled = src + 1;
@@ -684,7 +686,7 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
       if (have_edge && (src < last_src || (src == last_src && off <= last_off)))
         return efail(err, HG_EFORMAT, at, "edges out of order (source %llu offset %llu)",
                      (unsigned long long)src, (unsigned long long)off);
-      if (fresh) {
+      if (!check_only && fresh) {
         s->first_off = off;
         fresh = 0;
       }
@@ -692,12 +694,14 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
       if (dst < 0 || dst >= (int64_t)UINT32_MAX - 1) return efail(err, HG_EFORMAT, at, "edge target out of range");
       if (code >= HG_KINDCODE_NAMED_BASE && (field == 0 || field >= UINT32_MAX))
         return efail(err, HG_EFORMAT, at, "edge field id out of range");
-      etarget[e & mask] = (uint32_t)dst;
-      if (eoffset) eoffset[e & mask] = (uint32_t)off; /* NULL: HG_LOAD_NO_EDGE_OFFSETS (fast path) */
-      ekind[e & mask] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
+      if (!check_only) {
+        etarget[e] = (uint32_t)dst;
+        if (eoffset) eoffset[e] = (uint32_t)off; /* NULL: HG_LOAD_NO_EDGE_OFFSETS (fast path) */
+        ekind[e] = (uint8_t)(code >= HG_KINDCODE_NAMED_BASE ? code - HG_KINDCODE_NAMED_BASE + HG_EDGE_STRONG : code);
+      }
       if ((uint32_t)dst > max_target) max_target = (uint32_t)dst;
       if (field) {
-        if (s->named && named_add(s->named, err, at, e, (uint32_t)field)) return HG_ENOMEM;
+        if (!check_only && s->named && named_add(s->named, err, at, e, (uint32_t)field)) return HG_ENOMEM;
         if (field > s->max_field) s->max_field = field;
       }
       e++;
@@ -715,6 +719,29 @@ static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct
   s->filled = filled;
   s->max_target = max_target;
   return 0;
+}
+
+/* The decoders, twice: loading (rows stored, edge_start built) and
+ * checking only (hg_snapshot_verify: the same checks in the same order,
+ * nothing stored). Without the stores and the edge_start fill the row loop
+ * keeps its state in registers: hg_snapshot_verify of a 10 MB snapshot
+ * (1.45 M nodes and edges) 13.0 -> 9.9 ms. The check variants stay out of
+ * line: inlined into take_chunk they spill again (15 ms). */
+static int dec_nodes(struct hg_graph *g, struct hg_load_error *err, const struct chunk *c,
+                     struct nstate *s) {
+  return dec_nodes_body(g, err, c, s, 0);
+}
+static __attribute__((noinline)) int dec_nodes_check(struct hg_graph *g, struct hg_load_error *err,
+                                                     const struct chunk *c, struct nstate *s) {
+  return dec_nodes_body(g, err, c, s, 1);
+}
+static int dec_edges(struct hg_graph *g, struct hg_load_error *err, const struct chunk *c,
+                     struct estate *s) {
+  return dec_edges_body(g, err, c, s, 0);
+}
+static __attribute__((noinline)) int dec_edges_check(struct hg_graph *g, struct hg_load_error *err,
+                                                     const struct chunk *c, struct estate *s) {
+  return dec_edges_body(g, err, c, s, 1);
 }
 
 /* The two-thread load queues chunks instead of decoding them; their rows
@@ -739,11 +766,10 @@ static int take_chunk(struct rd *r, struct chunk *c, uint32_t *total, uint64_t h
                       const struct col *cols, size_t ncols) {
   if (r->fast) {
     TRY(queue_chunk(r, c, (uint64_t)*total + c->count, hint));
+  } else if (r->verify) { /* nothing is stored (hg_snapshot_verify) */
+    TRY(c->is_edges ? dec_edges_check(r->g, r->err, c, &r->es) : dec_nodes_check(r->g, r->err, c, &r->ns));
   } else {
-    if (r->verify) /* the arrays are one-element sinks (hg_snapshot_verify) */
-      c->mask = 0;
-    else
-      TRY(grow_cols(r, cap, (size_t)*total + c->count, cols, ncols));
+    TRY(grow_cols(r, cap, (size_t)*total + c->count, cols, ncols));
     TRY(c->is_edges ? dec_edges(r->g, r->err, c, &r->es) : dec_nodes(r->g, r->err, c, &r->ns));
   }
   *total += c->count;
@@ -764,7 +790,7 @@ static int rec_nodes(struct rd *r) {
   TRY(get_chunk(r, &p, &end, &base, count, HG_NODE_MIN_BYTES, "nodes chunk"));
   if (count > (uint64_t)UINT32_MAX - 1 - g->node_count)
     return bad(r, HG_ELIMIT, here(r), "too many nodes");
-  struct chunk c = {0, p, end, base, addr, g->node_count, (uint32_t)count, UINT32_MAX, {0}, {0}};
+  struct chunk c = {0, p, end, base, addr, g->node_count, (uint32_t)count, {0}, {0}};
   const struct col nodes[] = {COL(g->node_addr), COL(g->node_size), COL(g->node_class),
                               COL(g->node_flags), COL(g->node_heap)};
   return take_chunk(r, &c, &g->node_count, r->hint_nodes, &r->cap_nodes, nodes, 5);
@@ -780,7 +806,7 @@ static int rec_edges(struct rd *r) {
   TRY(get_chunk(r, &p, &end, &base, count, HG_EDGE_MIN_BYTES, "edges chunk"));
   if (count > (uint64_t)UINT32_MAX - 1 - g->edge_count)
     return bad(r, HG_ELIMIT, here(r), "too many edges");
-  struct chunk c = {1, p, end, base, first, g->edge_count, (uint32_t)count, UINT32_MAX, {0}, {0}};
+  struct chunk c = {1, p, end, base, first, g->edge_count, (uint32_t)count, {0}, {0}};
   const struct col edges[] = {COL(g->edge_target), COL(g->edge_offset), COL(g->edge_kind)};
   return take_chunk(r, &c, &g->edge_count, r->hint_edges, &r->cap_edges, edges, 3);
 }
@@ -1555,25 +1581,6 @@ struct hg_graph *hg_graph_load_flags(const char *path, unsigned flags, struct hg
 
 /* ---- verify: the sequential reader in memory independent of the file ---- */
 
-/* Verify mode: where the chunk decoders write their rows (every row of
- * every chunk to element 0: chunk.mask = 0; nothing reads them). */
-struct sink {
-  uint64_t addr, size;
-  uint32_t cls, heap, target, offset;
-  uint8_t flags, kind;
-};
-
-static void sink_arrays(struct hg_graph *g, struct sink *k) {
-  g->node_addr = k ? &k->addr : NULL;
-  g->node_size = k ? &k->size : NULL;
-  g->node_class = k ? &k->cls : NULL;
-  g->node_flags = k ? &k->flags : NULL;
-  g->node_heap = k ? &k->heap : NULL;
-  g->edge_target = k ? &k->target : NULL;
-  g->edge_offset = k ? &k->offset : NULL;
-  g->edge_kind = k ? &k->kind : NULL;
-}
-
 int hg_snapshot_verify(const char *path, unsigned flags, struct hg_verify_info *info,
                        struct hg_load_error *err) {
   struct hg_load_error dummy;
@@ -1585,16 +1592,11 @@ int hg_snapshot_verify(const char *path, unsigned flags, struct hg_verify_info *
   struct rd r;
   memset(&r, 0, sizeof r);
   r.flags = flags & ~(unsigned)HG_LOAD_ALLOW_BAD_CHECKSUM;
-  r.verify = 1;
+  r.verify = 1; /* the chunk decoders store nothing (dec_*_check) */
   int rc = start(&r, size, err);
   if (!rc && _hg_pull_open_fd(&r.p, fd, size)) rc = bad(&r, HG_ENOMEM, 0, "out of memory");
   r.p.max_item = HG_VERIFY_ITEM_MAX;
-  struct sink sink;
-  if (!rc) {
-    sink_arrays(r.g, &sink);
-    rc = read_stream(&r);
-    sink_arrays(r.g, NULL);
-  }
+  if (!rc) rc = read_stream(&r);
   _hg_pull_close(&r.p);
   close(fd);
   struct hg_graph *g = r.g ? finish(&r, rc) : NULL;

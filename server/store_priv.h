@@ -32,6 +32,11 @@ struct srv_conn;
 struct srv_engine {
   const char *name;
   const char *begin_write;      /* "BEGIN IMMEDIATE" / "BEGIN"                 */
+  int one_writer;               /* 1: write transactions take the process's
+                                   writer lock first (SQLite: one writer per
+                                   file; waiting on the lock wakes at once,
+                                   where SQLite's busy handler sleeps up to
+                                   100 ms a try)                              */
   const char *lease_pick;       /* SRV_LEASE_PICK, plus the engine's row lock */
   const char *migrate_lock;     /* statement run first in the migration tx, or NULL */
   const char *serial_pk;        /* replaces @SERIAL@ in the schema            */
@@ -60,6 +65,7 @@ struct srv_store {
   char *path;               /* SQLite file or PostgreSQL URL               */
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  pthread_mutex_t writer;   /* engine->one_writer: held from BEGIN to its end */
   struct srv_conn *idle[SRV_POOL_MAX];
   int nidle, nopen;
   int schema;

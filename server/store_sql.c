@@ -140,11 +140,17 @@ int _srv_exec1(struct srv_store *s, const char *sql, int n, const struct srv_val
   return rc;
 }
 
+/* A write transaction. The writer lock is taken after the connection (a
+ * thread holding it never waits for the pool while others wait for it). */
 static int tx_begin(struct srv_store *s, struct srv_conn **c) {
   int rc = _srv_conn_get(s, c);
   if (rc) return rc;
+  if (s->e->one_writer) pthread_mutex_lock(&s->writer);
   rc = s->e->exec(*c, s->e->begin_write, 0, NULL, NULL, NULL, NULL);
-  if (rc) _srv_conn_put(s, *c);
+  if (rc) {
+    if (s->e->one_writer) pthread_mutex_unlock(&s->writer);
+    _srv_conn_put(s, *c);
+  }
   return rc;
 }
 
@@ -156,6 +162,7 @@ static int tx_end(struct srv_store *s, struct srv_conn *c, int rc) {
     s->e->exec(c, "ROLLBACK", 0, NULL, NULL, NULL, NULL);
     memcpy(last_error, keep, sizeof keep);
   }
+  if (s->e->one_writer) pthread_mutex_unlock(&s->writer);
   _srv_conn_put(s, c);
   return rc;
 }
@@ -196,6 +203,7 @@ int srv_store_open(const char *data_dir, const char *db_url, struct srv_store **
   struct srv_store *s = calloc(1, sizeof *s);
   if (!s) return _srv_err(SRV_EERR, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
+  pthread_mutex_init(&s->writer, NULL);
   pthread_cond_init(&s->cv, NULL);
   if (db_url && *db_url) {
     if (strncmp(db_url, "postgres://", 11) && strncmp(db_url, "postgresql://", 13)) {
@@ -232,6 +240,7 @@ void srv_store_close(struct srv_store *s) {
   _srv_issues_cache_free(s->ic);
   for (int i = 0; i < s->nidle; i++) s->e->disconnect(s->idle[i]);
   pthread_mutex_destroy(&s->mu);
+  pthread_mutex_destroy(&s->writer);
   pthread_cond_destroy(&s->cv);
   free(s->path);
   free(s);
