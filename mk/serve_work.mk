@@ -4,7 +4,7 @@
 # SQLite and PostgreSQL, the multi-host (netns) test and `make bench-serve`.
 
 SERVE_WORK_SRC  := server/store_sql.c server/store_sqlite.c server/store_pg.c server/worker.c \
-                   server/issues_cache.c server/retention.c
+                   server/issues_cache.c server/retention.c server/strset.c
 SERVE_WORK_LIBS := -lsqlite3 -lpq
 CPPFLAGS        += -I/usr/include/postgresql
 

@@ -146,14 +146,15 @@ static int find_issue(const struct hg_fleet_issues *x, uint64_t hash) {
   return -1;
 }
 
-static int detail_fn(void *ctx, const struct hg_fleet *fl) {
+static int detail_fn(void *ctx, struct srv_fleet_set *set) {
   struct detail *d = ctx;
+  const struct hg_fleet *fl = srv_fleet_of(set);
   /* every answer is remembered per generation of the app's summaries: the
    * history's (every version against the one below, all kinds) is the same
    * for every issue of the app */
   struct hg_fleet_query q = {d->version, d->baseline, -1, 0};
   const struct hg_fleet_issues *x = NULL;
-  if ((d->hg_rc = srv_fleet_issues_memo(d->s->store, fl, &q, &x))) return SRV_EERR;
+  if ((d->hg_rc = srv_fleet_issues_memo(set, &q, &x))) return SRV_EERR;
   int i = find_issue(x, d->hash);
   if (i < 0) {
     d->hg_rc = HG_ENOTFOUND;
@@ -167,7 +168,7 @@ static int detail_fn(void *ctx, const struct hg_fleet *fl) {
   for (uint32_t v = 0; v < nv; v++) { /* each version against the one below */
     struct hg_fleet_query qv = {hg_fleet_version(fl, v), v ? hg_fleet_version(fl, v - 1) : NULL, -1, 0};
     const struct hg_fleet_issues *y = NULL;
-    if (srv_fleet_issues_memo(d->s->store, fl, &qv, &y)) continue;
+    if (srv_fleet_issues_memo(set, &qv, &y)) continue;
     int j = find_issue(y, d->hash);
     const struct hg_fleet_issue *iy = j >= 0 && y->issues[j].status != HG_FLEET_FIXED ? &y->issues[j] : NULL;
     fputs(shown++ ? ",{\"version\":" : "{\"version\":", d->f);
@@ -219,8 +220,9 @@ struct gctx {
   FILE *f;
   int hg_rc;
 };
-static int growth_fn(void *ctx, const struct hg_fleet *fl) {
+static int growth_fn(void *ctx, struct srv_fleet_set *set) {
   struct gctx *c = ctx;
+  const struct hg_fleet *fl = srv_fleet_of(set);
   int rc;
   if (c->tree) {
     struct hg_fleet_tree *t = NULL;

@@ -155,22 +155,12 @@ int srv_blob_temp(const char *data_dir, char *path, size_t path_size) {
 
 /* ---- the sweep of unkept blob files ---- */
 
-struct kept { char **v; size_t n, cap; };
-
+/* The sweep's set of kept names: the store's blob paths of one directory,
+ * by file name. */
 static int kept_add(void *ctx, const char *blob) {
-  struct kept *k = ctx;
   const char *slash = strrchr(blob, '/');
-  if (k->n == k->cap) {
-    size_t cap = k->cap ? k->cap * 2 : 64;
-    char **p = realloc(k->v, cap * sizeof *p);
-    if (!p) return -1;
-    k->v = p;
-    k->cap = cap;
-  }
-  return (k->v[k->n] = strdup(slash ? slash + 1 : blob)) ? (int)(++k->n, 0) : -1;
+  return srv_strset_add(ctx, slash ? slash + 1 : blob);
 }
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int srv_blobs_sweep(const char *data_dir, struct srv_store *s, int64_t now, int grace_seconds, uint64_t *removed) {
   *removed = 0;
@@ -182,20 +172,19 @@ int srv_blobs_sweep(const char *data_dir, struct srv_store *s, int64_t now, int 
     snprintf(p, sizeof p, "%s/%s", data_dir, dir);
     DIR *d = opendir(p);
     if (!d) continue;
-    struct kept k = {0};
+    struct srv_strset k = {0};
     if ((rc = srv_store_blobs_kept(s, dir, kept_add, &k))) {
       closedir(d);
-      for (size_t i = 0; i < k.n; i++) free(k.v[i]);
-      free(k.v);
+      srv_strset_free(&k);
       break;
     }
-    if (k.n) qsort(k.v, k.n, sizeof *k.v, cmp_str);
+    srv_strset_seal(&k);
     struct dirent *e;
     while ((e = readdir(d))) {
       size_t len = strlen(e->d_name);
       if (len < 7 || strcmp(e->d_name + len - 7, ".hgsnap")) continue;
       const char *name = e->d_name;
-      if (k.n && bsearch(&name, k.v, k.n, sizeof *k.v, cmp_str)) continue;
+      if (srv_strset_has(&k, name)) continue;
       struct stat st;
       if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) continue;
       if (now - (int64_t)st.st_mtime < grace_seconds) continue; /* its row may be on its way */
@@ -205,8 +194,7 @@ int srv_blobs_sweep(const char *data_dir, struct srv_store *s, int64_t now, int 
         ++*removed;
     }
     closedir(d);
-    for (size_t i = 0; i < k.n; i++) free(k.v[i]);
-    free(k.v);
+    srv_strset_free(&k);
   }
   return rc;
 }

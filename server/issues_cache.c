@@ -36,8 +36,8 @@ struct memo {
   struct hg_fleet_issues *r;
 };
 
-struct app_set {
-  struct app_set *next;
+struct srv_fleet_set {
+  struct srv_fleet_set *next;
   struct memo *memo;         /* under fmu; valid for memo_gen            */
   unsigned memo_n;
   int64_t memo_gen;
@@ -54,7 +54,7 @@ struct srv_issues_cache {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int threads;
-  struct app_set *apps;
+  struct srv_fleet_set *apps;
 };
 
 struct srv_issues_cache *_srv_issues_cache_new(void) {
@@ -80,7 +80,7 @@ static void memo_free(struct memo *m) {
   free(m);
 }
 
-static void memo_clear(struct app_set *a) {
+static void memo_clear(struct srv_fleet_set *a) {
   for (struct memo *m = a->memo, *mn; m; m = mn) {
     mn = m->next;
     memo_free(m);
@@ -94,7 +94,7 @@ void _srv_issues_cache_free(struct srv_issues_cache *ic) {
   pthread_mutex_lock(&ic->mu);
   while (ic->threads) pthread_cond_wait(&ic->cv, &ic->mu);
   pthread_mutex_unlock(&ic->mu);
-  for (struct app_set *a = ic->apps, *an; a; a = an) {
+  for (struct srv_fleet_set *a = ic->apps, *an; a; a = an) {
     an = a->next;
     for (struct entry *e = a->entries, *en; e; e = en) {
       en = e->next;
@@ -117,9 +117,9 @@ static struct srv_issues_cache *cache_of(struct srv_store *s) {
   return s->ic;
 }
 
-static struct app_set *app_of(struct srv_issues_cache *ic, const char *app) {
+static struct srv_fleet_set *app_of(struct srv_issues_cache *ic, const char *app) {
   pthread_mutex_lock(&ic->mu);
-  struct app_set *a = ic->apps;
+  struct srv_fleet_set *a = ic->apps;
   while (a && strcmp(a->app, app)) a = a->next;
   if (!a && (a = calloc(1, sizeof *a))) {
     snprintf(a->app, sizeof a->app, "%s", app);
@@ -134,7 +134,7 @@ static struct app_set *app_of(struct srv_issues_cache *ic, const char *app) {
 /* ---- the set, brought up to date (caller holds a->fmu) ---- */
 
 static int add_summary(void *ctx, int64_t seq, const char *id, const void *cbor, size_t len) {
-  struct app_set *a = ctx;
+  struct srv_fleet_set *a = ctx;
   (void)id;
   struct hg_fleet_summary *sum = NULL;
   struct hg_load_error err;
@@ -148,7 +148,7 @@ static int add_summary(void *ctx, int64_t seq, const char *id, const void *cbor,
   return rc ? SRV_EERR : 0;
 }
 
-static int update_set(struct srv_store *s, struct app_set *a, int64_t gen) {
+static int update_set(struct srv_store *s, struct srv_fleet_set *a, int64_t gen) {
   if (!a->f && !(a->f = hg_fleet_new())) return _srv_err(SRV_EERR, "out of memory");
   int rc = srv_store_summaries(s, a->app, a->last_seq, add_summary, a);
   if (rc > 0) rc = _srv_err(SRV_EERR, "out of memory adding a summary");
@@ -179,7 +179,7 @@ static int mem_write(void *ctx, const void *data, size_t n) {
 }
 
 /* The answer's body for query e on the set (caller holds a->fmu). */
-static int compute(struct app_set *a, const struct entry *e, char **body, size_t *len) {
+static int compute(struct srv_fleet_set *a, const struct entry *e, char **body, size_t *len) {
   struct hg_fleet_query q = {e->version, e->baseline, e->kind, e->floor};
   struct hg_fleet_issues *r = NULL;
   int rc = hg_fleet_snapshot_count(a->f) ? hg_fleet_issues(a->f, &q, &r) : HG_ENOTFOUND;
@@ -236,11 +236,11 @@ static int emit(const char *body, size_t len, int64_t gen, int pending, hg_write
 }
 
 /* Recomputes every stale entry of a (refresh thread). */
-struct refresh_arg { struct srv_store *s; struct app_set *a; };
+struct refresh_arg { struct srv_store *s; struct srv_fleet_set *a; };
 static void *refresh_main(void *p) {
   struct refresh_arg *ra = p;
   struct srv_store *s = ra->s;
-  struct app_set *a = ra->a;
+  struct srv_fleet_set *a = ra->a;
   struct srv_issues_cache *ic = s->ic;
   free(ra);
   int64_t gen = 0;
@@ -293,7 +293,7 @@ static void *refresh_main(void *p) {
   return NULL;
 }
 
-static void start_refresh(struct srv_store *s, struct srv_issues_cache *ic, struct app_set *a) {
+static void start_refresh(struct srv_store *s, struct srv_issues_cache *ic, struct srv_fleet_set *a) {
   /* caller holds ic->mu */
   if (a->refreshing) return;
   struct refresh_arg *ra = malloc(sizeof *ra);
@@ -314,7 +314,7 @@ static void start_refresh(struct srv_store *s, struct srv_issues_cache *ic, stru
 }
 
 /* The cache, the app's entry and its current generation (from the store). */
-static int lookup(struct srv_store *s, const char *app, struct srv_issues_cache **ic, struct app_set **a,
+static int lookup(struct srv_store *s, const char *app, struct srv_issues_cache **ic, struct srv_fleet_set **a,
                   int64_t *gen) {
   if (!(*ic = cache_of(s))) return _srv_err(SRV_EERR, "out of memory");
   int rc = srv_store_app_generation(s, app, gen);
@@ -326,7 +326,7 @@ static int lookup(struct srv_store *s, const char *app, struct srv_issues_cache 
 static int issues_get(struct srv_store *s, const char *app, const struct srv_issues_query *q, int fresh,
                       hg_write_fn write, void *ctx) {
   struct srv_issues_cache *ic;
-  struct app_set *a;
+  struct srv_fleet_set *a;
   int64_t gen = 0;
   int rc = lookup(s, app, &ic, &a, &gen);
   if (rc) return rc;
@@ -393,28 +393,23 @@ int srv_issues_get_fresh(struct srv_store *s, const char *app, const struct srv_
 
 int srv_fleet_with(struct srv_store *s, const char *app, srv_fleet_fn fn, void *ctx) {
   struct srv_issues_cache *ic;
-  struct app_set *a;
+  struct srv_fleet_set *a;
   int64_t gen = 0;
   int rc = lookup(s, app, &ic, &a, &gen);
   if (rc) return rc;
   pthread_mutex_lock(&a->fmu);
   if (a->loaded_gen < gen || !a->f) rc = update_set(s, a, gen);
-  if (!rc) rc = fn(ctx, a->f);
+  if (!rc) rc = fn(ctx, a);
   pthread_mutex_unlock(&a->fmu);
   return rc;
 }
 
-int srv_fleet_issues_memo(struct srv_store *s, const struct hg_fleet *f, const struct hg_fleet_query *q,
+const struct hg_fleet *srv_fleet_of(const struct srv_fleet_set *a) { return a->f; }
+
+int srv_fleet_issues_memo(struct srv_fleet_set *a, const struct hg_fleet_query *q,
                           const struct hg_fleet_issues **out) {
-  *out = NULL;
-  struct app_set *a = NULL;
-  if (s->ic) { /* the set of f: its fmu is held by our caller (srv_fleet_with) */
-    pthread_mutex_lock(&s->ic->mu);
-    for (a = s->ic->apps; a && a->f != f; a = a->next) {}
-    pthread_mutex_unlock(&s->ic->mu);
-  }
+  *out = NULL; /* a's fmu is held by our caller (srv_fleet_with) */
   struct hg_fleet_issues *r = NULL;
-  if (!a) return HG_EINVAL; /* not a cached set: nowhere to keep it */
   if (a->memo_gen != a->loaded_gen) {
     memo_clear(a);
     a->memo_gen = a->loaded_gen;
@@ -429,7 +424,7 @@ int srv_fleet_issues_memo(struct srv_store *s, const struct hg_fleet *f, const s
       *out = m->r;
       return 0;
     }
-  int rc = hg_fleet_issues(f, q, &r);
+  int rc = hg_fleet_issues(a->f, q, &r);
   if (rc) return rc;
   struct memo *m = calloc(1, sizeof *m);
   if (m) m->r = r;

@@ -17,63 +17,24 @@
 #include "server/serve.h"
 #include "server/store_priv.h"
 
-struct idset { char **ids; size_t n, cap; };
-
-/* Appends (duplicates too: idset_seal sorts and drops them). */
-static int idset_add(struct idset *s, const char *id) {
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 64;
-    char **p = realloc(s->ids, cap * sizeof *p);
-    if (!p) return -1;
-    s->ids = p;
-    s->cap = cap;
-  }
-  return (s->ids[s->n] = strdup(id)) ? (int)(++s->n, 0) : -1;
-}
-
-static int cmp_id(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Sorted, each id once: lookups by bsearch (idset_has). */
-static void idset_seal(struct idset *s) {
-  if (!s->n) return;
-  qsort(s->ids, s->n, sizeof *s->ids, cmp_id);
-  size_t w = 1;
-  for (size_t i = 1; i < s->n; i++) {
-    if (strcmp(s->ids[i], s->ids[w - 1])) s->ids[w++] = s->ids[i];
-    else free(s->ids[i]);
-  }
-  s->n = w;
-}
-
-static int idset_has(const struct idset *s, const char *id) {
-  return s->n && bsearch(&id, s->ids, s->n, sizeof *s->ids, cmp_id) != NULL;
-}
-
-static void idset_free(struct idset *s) {
-  for (size_t i = 0; i < s->n; i++) free(s->ids[i]);
-  free(s->ids);
-}
-
 /* The exemplars of every issue of every version of the set. */
-static int collect_exemplars(void *ctx, const struct hg_fleet *f) {
-  struct idset *ex = ctx;
+static int collect_exemplars(void *ctx, struct srv_fleet_set *set) {
+  struct srv_strset *ex = ctx;
+  const struct hg_fleet *f = srv_fleet_of(set);
   for (uint32_t v = 0; v < hg_fleet_version_count(f); v++) {
     struct hg_fleet_query q = {hg_fleet_version(f, v), NULL, -1, 0};
-    struct hg_fleet_issues *r = NULL;
-    if (hg_fleet_issues(f, &q, &r)) continue;
+    const struct hg_fleet_issues *r = NULL; /* remembered until the summaries change */
+    if (srv_fleet_issues_memo(set, &q, &r)) continue;
     for (uint32_t i = 0; i < r->count; i++)
       for (uint32_t k = 0; k < r->issues[i].exemplar_count; k++)
-        if (r->issues[i].exemplars[k] && idset_add(ex, r->issues[i].exemplars[k])) {
-          hg_fleet_issues_free(r);
+        if (r->issues[i].exemplars[k] && srv_strset_add(ex, r->issues[i].exemplars[k]))
           return _srv_err(SRV_EERR, "out of memory");
-        }
-    hg_fleet_issues_free(r);
   }
   return 0;
 }
 
 struct cand { char id[SRV_ID_LEN + 1]; char blob[SRV_TEXT_MAX]; uint64_t size; int64_t received; int exemplar; };
-struct cands { struct cand *v; size_t n, cap; uint64_t kept_bytes; const struct idset *ex; };
+struct cands { struct cand *v; size_t n, cap; uint64_t kept_bytes; const struct srv_strset *ex; };
 
 static int add_cand(void *ctx, const struct srv_snapshot *sn) {
   struct cands *c = ctx;
@@ -92,7 +53,7 @@ static int add_cand(void *ctx, const struct srv_snapshot *sn) {
   memcpy(d->blob, sn->blob, sizeof d->blob);
   d->size = sn->size;
   d->received = sn->received;
-  d->exemplar = idset_has(c->ex, sn->id);
+  d->exemplar = srv_strset_has(c->ex, sn->id);
   return 0;
 }
 
@@ -116,11 +77,11 @@ static int retain_app(struct srv_store *s, const char *data_dir, const char *app
   int rc = srv_store_app_get(s, app, &cfg);
   if (rc) return rc;
   int64_t days = cfg.retention_days > 0 ? cfg.retention_days : default_days;
-  struct idset ex = {0};
+  struct srv_strset ex = {0};
   rc = srv_fleet_with(s, app, collect_exemplars, &ex);
   if (rc == SRV_ENOTFOUND) rc = 0;
-  idset_seal(&ex);
-  if (!rc) rc = srv_store_exemplars_set(s, app, ex.ids, ex.n);
+  srv_strset_seal(&ex);
+  if (!rc) rc = srv_store_exemplars_set(s, app, ex.v, ex.n);
   struct cands c = {0};
   c.ex = &ex;
   if (!rc) rc = srv_store_snapshot_list(s, app, add_cand, &c);
@@ -137,7 +98,7 @@ static int retain_app(struct srv_store *s, const char *data_dir, const char *app
     if (!rc) kept -= d->size;
   }
   free(c.v);
-  idset_free(&ex);
+  srv_strset_free(&ex);
   return rc;
 }
 

@@ -80,6 +80,15 @@ int srv_blob_delete(const char *data_dir, const char *rel, int64_t now, int grac
  * grace_seconds old (by mtime); *removed counts them. 0 or the store's error. */
 int srv_blobs_sweep(const char *data_dir, struct srv_store *s, int64_t now, int grace_seconds, uint64_t *removed);
 
+/* ---- strset.c: a sorted set of strings ---- */
+struct srv_strset { char **v; size_t n, cap; };
+/* Appends a copy (duplicates too: seal drops them). 0, or -1 out of memory. */
+int srv_strset_add(struct srv_strset *s, const char *v);
+/* Sorts and keeps each string once; lookups after this. */
+void srv_strset_seal(struct srv_strset *s);
+int srv_strset_has(const struct srv_strset *s, const char *v);
+void srv_strset_free(struct srv_strset *s);
+
 /* ---- limits.c: per-key token bucket ---- */
 struct srv_limiter;
 struct srv_limiter *srv_limiter_new(void);

@@ -205,16 +205,20 @@ int srv_issues_get(struct srv_store *s, const char *app, const struct srv_issues
 int srv_issues_get_fresh(struct srv_store *s, const char *app, const struct srv_issues_query *q,
                          hg_write_fn write, void *ctx);
 /* Runs fn on the app's fleet set (up to date with the store), under the
- * cache's lock: for the growth, tree and issue-detail views. */
-typedef int (*srv_fleet_fn)(void *ctx, const struct hg_fleet *f);
+ * set's lock: for the growth, tree and issue-detail views and retention. */
+struct srv_fleet_set;
+typedef int (*srv_fleet_fn)(void *ctx, struct srv_fleet_set *set);
 int srv_fleet_with(struct srv_store *s, const char *app, srv_fleet_fn fn, void *ctx);
-/* Inside srv_fleet_with's fn only: hg_fleet_issues(f, q) remembered with
- * the set's generation (the last SRV_FLEET_MEMO queries of the app), so an
- * issue page's history (every version against the one below) is computed
- * once per change of the app's summaries, not per page. *out stays owned
- * by the cache and valid until fn returns. The library's HG_* code. */
+/* Inside fn only: the set's fleet. */
+const struct hg_fleet *srv_fleet_of(const struct srv_fleet_set *set);
+/* Inside fn only: hg_fleet_issues(fleet, q) remembered with the set's
+ * generation (the last SRV_FLEET_MEMO queries of the app), so an issue
+ * page's history (every version against the one below) and retention's
+ * exemplars are computed once per change of the app's summaries, not per
+ * request. *out stays owned by the set and valid until fn returns. The
+ * library's HG_* code. */
 #define SRV_FLEET_MEMO 64
-int srv_fleet_issues_memo(struct srv_store *s, const struct hg_fleet *f, const struct hg_fleet_query *q,
+int srv_fleet_issues_memo(struct srv_fleet_set *set, const struct hg_fleet_query *q,
                           const struct hg_fleet_issues **out);
 
 /* ---- workers (server/worker.c) ---- */
