@@ -1,7 +1,8 @@
 /* server/store_sqlite.c — the SQLite engine of the store (server/store.h):
  * one connection per pooled handle on DIR/heapgraph.db in WAL mode with
  * synchronous=FULL (a committed upload survives a power cut), a busy
- * timeout instead of failing on a writer's lock, prepared statements cached
+ * handler that waits (10 s) instead of failing on a writer's lock, the
+ * process's write transactions queued on one lock, prepared statements cached
  * per connection by query text. "$1" … are named parameters here, bound by
  * their index (sqlite3_bind_parameter_index). */
 #include <stdio.h>
@@ -53,7 +54,7 @@ static int lite_script(struct srv_conn *c, const char *sql) {
 /* Waits for another connection's write lock: up to BUSY_WAIT_MS, trying
  * every half millisecond. SQLite's own busy timeout sleeps 1, 2, 5 … 100 ms
  * between tries, so a writer queued behind a commit of 2 ms could sleep for
- * 50 ms with the lock free (8 uploads at once lost a third of their time
+ * 50 ms with the lock free (with 8 uploads at once a row waited up to 82 ms
  * so). Write transactions of this process queue on the writer lock
  * (store_sql.c) and do not get here; autocommit updates and other
  * processes on the same file do. */
