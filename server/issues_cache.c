@@ -80,6 +80,19 @@ static void memo_free(struct memo *m) {
   free(m);
 }
 
+/* Keeps the SRV_FLEET_MEMO most recent answers (caller holds a->fmu). */
+static void memo_trim(struct srv_fleet_set *a) {
+  if (a->memo_n <= SRV_FLEET_MEMO) return;
+  struct memo *m = a->memo;
+  for (unsigned i = 1; i < SRV_FLEET_MEMO; i++) m = m->next;
+  for (struct memo *k = m->next, *kn; k; k = kn) {
+    kn = k->next;
+    memo_free(k);
+  }
+  m->next = NULL;
+  a->memo_n = SRV_FLEET_MEMO;
+}
+
 static void memo_clear(struct srv_fleet_set *a) {
   for (struct memo *m = a->memo, *mn; m; m = mn) {
     mn = m->next;
@@ -400,6 +413,7 @@ int srv_fleet_with(struct srv_store *s, const char *app, srv_fleet_fn fn, void *
   pthread_mutex_lock(&a->fmu);
   if (a->loaded_gen < gen || !a->f) rc = update_set(s, a, gen);
   if (!rc) rc = fn(ctx, a);
+  memo_trim(a); /* after fn: what the memo handed it stays valid until it returns */
   pthread_mutex_unlock(&a->fmu);
   return rc;
 }
@@ -437,13 +451,7 @@ int srv_fleet_issues_memo(struct srv_fleet_set *a, const struct hg_fleet_query *
   m->floor = q->floor;
   m->next = a->memo;
   a->memo = m;
-  if (++a->memo_n > SRV_FLEET_MEMO) { /* drop the least recent */
-    struct memo **pl = &a->memo;
-    while ((*pl)->next) pl = &(*pl)->next;
-    memo_free(*pl);
-    *pl = NULL;
-    a->memo_n--;
-  }
+  a->memo_n++;
   *out = r;
   return 0;
 }

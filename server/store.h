@@ -215,8 +215,8 @@ const struct hg_fleet *srv_fleet_of(const struct srv_fleet_set *set);
  * generation (the last SRV_FLEET_MEMO queries of the app), so an issue
  * page's history (every version against the one below) and retention's
  * exemplars are computed once per change of the app's summaries, not per
- * request. *out stays owned by the set and valid until fn returns. The
- * library's HG_* code. */
+ * request. *out stays owned by the set and valid until fn returns (the
+ * memo drops its least recent answers only then). The library's HG_* code. */
 #define SRV_FLEET_MEMO 64
 int srv_fleet_issues_memo(struct srv_fleet_set *set, const struct hg_fleet_query *q,
                           const struct hg_fleet_issues **out);

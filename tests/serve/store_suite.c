@@ -412,6 +412,47 @@ static void test_workers_and_issues(void) {
   free(m6.p);
 }
 
+/* The issue page holds its first memo answer while it asks one per
+ * version: with more versions than the memo keeps (SRV_FLEET_MEMO), that
+ * answer must stay valid until the callback returns (it was freed under
+ * it: the exemplars were read from freed memory). */
+#define MEMO_VERSIONS (SRV_FLEET_MEMO + 6)
+struct memo_probe { int ok, asked; };
+static int memo_fn(void *ctx, struct srv_fleet_set *set) {
+  struct memo_probe *p = ctx;
+  const struct hg_fleet *f = srv_fleet_of(set);
+  struct hg_fleet_query q = {"v000", NULL, -1, 0};
+  const struct hg_fleet_issues *x = NULL, *again = NULL;
+  if (srv_fleet_issues_memo(set, &q, &x)) return SRV_EERR;
+  uint32_t count = x->count, vs = x->version_snapshots;
+  for (uint32_t v = 0; v < hg_fleet_version_count(f); v++) {
+    struct hg_fleet_query qv = {hg_fleet_version(f, v), v ? hg_fleet_version(f, v - 1) : NULL, -1, 0};
+    const struct hg_fleet_issues *y = NULL;
+    if (!srv_fleet_issues_memo(set, &qv, &y)) p->asked++;
+  }
+  if (srv_fleet_issues_memo(set, &q, &again)) return SRV_EERR;
+  p->ok = again == x && x->count == count && x->version_snapshots == vs && vs == 1;
+  return 0;
+}
+
+static void test_memo_many_versions(void) {
+  for (int v = 0; v < MEMO_VERSIONS; v++) {
+    char id[SRV_ID_LEN + 1], ver[16];
+    int is_new;
+    snprintf(ver, sizeof ver, "v%03d", v);
+    REQUIRE(ingest("memoapp", ver, "device-0", 5000 + v, 1500, id, &is_new) == 0 && is_new);
+  }
+  struct srv_worker_config c = wcfg();
+  drain(&c, "memoapp");
+  struct memo_probe p = {0, 0};
+  CHECK(srv_fleet_with(st, "memoapp", memo_fn, &p) == 0);
+  CHECK_EQ_U(p.asked, MEMO_VERSIONS); /* every version's issues answered */
+  CHECK(p.ok); /* the first answer whole and the same after more queries than the memo keeps */
+  /* the memo is trimmed once fn has returned: a second pass answers the same */
+  p = (struct memo_probe){0, 0};
+  CHECK(srv_fleet_with(st, "memoapp", memo_fn, &p) == 0 && p.ok);
+}
+
 static void test_budget_crash_exhaustion(void) {
   char big[SRV_ID_LEN + 1], crash[SRV_ID_LEN + 1], ok[SRV_ID_LEN + 1];
   int is_new;
@@ -663,6 +704,7 @@ int main(int argc, char **argv) {
   RUN(test_leases);
   RUN(test_concurrent_leases);
   RUN(test_workers_and_issues);
+  RUN(test_memo_many_versions);
   RUN(test_budget_crash_exhaustion);
   RUN(test_retention);
   RUN(test_blob_dir);
