@@ -60,6 +60,24 @@ static inline void _hg_huge(void *p, size_t n) {
   (void)n;
 #endif
 }
+/* Asks the kernel to fault in [p, p + n) now, without changing what it
+ * holds (MADV_POPULATE_WRITE, Linux 5.14; a no-op elsewhere or on older
+ * kernels). A fresh page's first touch is the costly part of a big array
+ * (the kernel clears it, and under a hypervisor the host may have to back
+ * it first), so a helper thread populates arrays ahead of the thread that
+ * will write them: the cost moves to the idle core. Safe while another
+ * thread writes the same range. */
+static inline void _hg_populate(void *p, size_t n) {
+#if defined(__linux__)
+  /* madvise wants a page-aligned start; the page below p is ours too. */
+  uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
+  if (p && n) (void)madvise((void *)lo, (uintptr_t)p + n - lo, 23 /* MADV_POPULATE_WRITE */);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 static inline void *_hg_malloc_big(size_t n) {
   void *p = malloc(n);
   _hg_huge(p, n);
@@ -154,6 +172,7 @@ int _hg_dom_core(const struct _hg_csr *c, const uint32_t *entries, uint32_t entr
  * the unit tests move them to prove it. Not for use in the library. */
 extern uint32_t _hg_dom_par_min;
 extern int _hg_dom_max_passes;
+extern uint32_t _hg_scc_giant_min; /* scc.c: smallest graph for the giant-component step */
 
 /* ---- scc.c ---- */
 

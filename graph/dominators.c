@@ -78,12 +78,14 @@ struct edges {
 /* Retaining edges as a bitmap over the graph's edges (1 bit an edge, 1/8
  * of edge_kind: mostly in cache where edge_kind would be one more miss per
  * node), and how many of [lo, hi) are set. */
-static uint64_t *retaining_bits(const struct edges *g) {
+static uint64_t *retaining_bits(const struct edges *g, size_t *count) {
   uint32_t m = g->start[g->n];
+  size_t k = 0;
   uint64_t *b = _hg_bits_new(m);
   if (b)
     for (uint32_t e = 0; e < m; e++)
-      if (_hg_retains(g->kind[e])) _hg_bit_set(b, e);
+      if (_hg_retains(g->kind[e])) _hg_bit_set(b, e), k++;
+  *count = k;
   return b;
 }
 
@@ -211,6 +213,53 @@ static uint32_t dfs(const struct edges *g, const uint64_t *rb, const struct dn *
       }
       if (sp == 0) break;
     }
+  }
+  return cnt;
+}
+
+/* Numbers the nodes reached from the entries in breadth-first order
+ * (order[num-1]; seen marks them) and lays out the renumbered CSR p of the
+ * reached nodes like dfs() does (slot num - 1, retaining edges in the
+ * graph's order, each edge's target written as a node index). Unlike a DFS,
+ * the nodes whose edges are read next are known far ahead: they are the
+ * queue, order[] itself. So their edge ranges are requested DIST_START
+ * nodes ahead and their edges (and retaining bits) DIST_EDGES ahead, and a
+ * node costs about a bandwidth-bound share of three cache misses instead of
+ * a chain of them. A BFS order serves the iteration below as well as a
+ * preorder: every node's BFS parent comes before it, so every tentative
+ * idom has a smaller number. Returns cnt. */
+#define DIST_START 48
+#define DIST_EDGES 16
+
+static uint32_t bfs(const struct edges *g, const uint64_t *rb, const uint32_t *entries,
+                    uint32_t entry_count, uint64_t *seen, uint32_t *order, struct _hg_csr *p) {
+  uint32_t n = g->n, cnt = 0, slot = 0, *ps = p->start, *pt = p->target;
+  const uint32_t *es = g->start, *tg = g->target;
+  ps[0] = 0;
+  for (uint32_t i = 0; i < entry_count; i++) {
+    uint32_t t = entries[i];
+    if (t >= n || _hg_bit(seen, t)) continue;
+    _hg_bit_set(seen, t);
+    order[cnt++] = t;
+  }
+  for (uint32_t i = 0; i < cnt; i++) {
+    if (i + DIST_START < cnt) __builtin_prefetch(&es[order[i + DIST_START]]);
+    if (i + DIST_EDGES < cnt) {
+      uint32_t s = es[order[i + DIST_EDGES]];
+      __builtin_prefetch(&tg[s]);
+      if (rb) __builtin_prefetch(&rb[s >> 6]);
+    }
+    uint32_t v = order[i];
+    for (uint32_t e = es[v], end = es[v + 1]; e < end; e++) {
+      if (rb && !_hg_bit(rb, e)) continue;
+      uint32_t t = tg[e];
+      pt[slot++] = t;
+      if (!_hg_bit(seen, t)) {
+        _hg_bit_set(seen, t);
+        order[cnt++] = t;
+      }
+    }
+    ps[i + 1] = slot;
   }
   return cnt;
 }
@@ -488,12 +537,17 @@ static int iterate(const uint64_t *is_entry, uint32_t cnt, const struct _hg_csr 
     int changed = 0;
     uint64_t steps = 0;
     for (uint32_t v = 1; v <= cnt; v++) {
-      /* v's edges: slot v - 1; targets are numbers - 1. */
+      /* v's edges: slot v - 1; targets are numbers - 1. A walk starts at v
+       * and goes up through doms[v] (read in order) to its dominator,
+       * requested ahead. */
+      if (v + 8 <= cnt && doms[v + 8] != HG_NONE) __builtin_prefetch(&doms[doms[v + 8]]);
       for (uint32_t k = ps[v - 1], end = ps[v]; k < end; k++) {
         uint32_t w = pt[k] + 1;
-        if (k + 16 < total) {
-          __builtin_prefetch(&doms[pt[k + 16] + 1]);
-          __builtin_prefetch(&fin[(pt[k + 16] + 1) >> 6]);
+        if (k + 32 < total) __builtin_prefetch(&fin[(pt[k + 32] + 1) >> 6]);
+        if (k + 16 < total && !_hg_bit(fin, pt[k + 16] + 1)) __builtin_prefetch(&doms[pt[k + 16] + 1]);
+        if (k + 8 < total && !_hg_bit(fin, pt[k + 8] + 1)) {
+          uint32_t b8 = doms[pt[k + 8] + 1];
+          if (b8 != HG_NONE) __builtin_prefetch(&doms[b8]);
         }
         if (_hg_bit(fin, w)) continue;
         uint32_t b = doms[w], a = v;
@@ -542,25 +596,20 @@ static void *side_run(void *arg) {
   return NULL;
 }
 
-static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t entry_count,
-                    uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
-                    struct _hg_view *view, struct side_job *side) {
-  uint32_t n = g->n, cnt = 0, me = 0;
+/* The DFS numbering of the fallback: numbers the nodes reached from the
+ * entries in preorder (order, parent) and turns p into the renumbered CSR
+ * over the whole graph (num: each node's number). 0 or HG_ENOMEM. */
+static int dfs_number(const struct edges *g, const uint64_t *rb, const uint32_t *entries,
+                      uint32_t entry_count, uint32_t *order, uint32_t *parent, uint32_t *num,
+                      struct _hg_csr *p, uint32_t *reached) {
+  uint32_t n = g->n;
   const uint32_t *es = g->start, *tg = g->target;
-  struct _hg_job side_job = {0};
   size_t m = (size_t)n + 1;
-  int rc = HG_ENOMEM;
-  uint32_t *parent = idom; /* becomes idom in place */
-  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* num[], then doms or semi */
-  uint32_t *pstart = NULL, *preds = NULL;
-  uint64_t *is_entry = _hg_bits_new(n + 1);
-  struct al *al = NULL;
-  struct _hg_csr p = {0};
   struct dn *nd = _hg_malloc_big(m * sizeof *nd);
-  struct frame *stk = NULL;
+  struct frame *stk = _hg_malloc_big(m * sizeof *stk);
   uint64_t *seen = _hg_bits_new(n);
-  uint64_t *rb = g->kind ? retaining_bits(g) : NULL; /* NULL: every edge retains */
-  if (!cur || !is_entry || !seen || !nd || (g->kind && !rb)) goto out;
+  int rc = HG_ENOMEM;
+  if (!nd || !stk || !seen) goto out;
   for (uint32_t v = 0; v < n; v++) {
     uint32_t e = es[v], end = es[v + 1], k = end - e;
     if (rb) {
@@ -569,21 +618,129 @@ static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t ent
     }
     nd[v].first = e < end ? tg[e] : v;
     nd[v].ff = rb && n < MIXED && k != es[v + 1] - es[v] ? MIXED : 0;
-    me += k;
   }
   for (uint32_t v = 0; v < n; v++) {
     if (v + 16 < n) __builtin_prefetch(&nd[nd[v + 16].first]);
     nd[v].ff |= nd[nd[v].first].first;
   }
-  p.n = n;
-  p.start = _hg_malloc_big(m * sizeof *p.start);
-  p.target = _hg_malloc_big(((size_t)me + 1) * sizeof *p.target);
-  if (!p.start || !p.target || !(stk = _hg_malloc_big(m * sizeof *stk))) goto out;
-  cnt = dfs(g, rb, nd, entries, entry_count, seen, order, parent, stk, &p);
+  *reached = dfs(g, rb, nd, entries, entry_count, seen, order, parent, stk, p);
   free(stk);
   stk = NULL;
   free(nd);
   nd = NULL;
+  renumber(g, *reached, seen, num, order, p);
+  rc = 0;
+out:
+  free(nd);
+  free(stk);
+  free(seen);
+  return rc;
+}
+
+/* Fallback when the iteration does not settle: the idoms of p's reached
+ * numbers 1..cnt (entries: is_entry) by SEMI-NCA, which needs a DFS tree.
+ * So p is numbered again in DFS preorder (its own copy), SEMI-NCA runs
+ * there, and each idom is mapped back to p's numbering into doms[1..cnt].
+ * The caller's numbering, and so the view, stays the one of the usual
+ * path: results never depend on which path ran. 0 or HG_ENOMEM. */
+static int semi_nca(const struct _hg_csr *p, uint32_t cnt, const uint64_t *is_entry,
+                    uint32_t *doms) {
+  uint32_t n = p->n, k = 0, cnt2 = 0;
+  size_t m = (size_t)n + 1;
+  struct edges pe = {n, p->start, p->target, NULL};
+  struct _hg_csr q = {0};
+  uint32_t *ent = _hg_malloc_big(m * sizeof *ent), *order = _hg_malloc_big(m * sizeof *order);
+  uint32_t *parent = _hg_malloc_big(m * sizeof *parent), *num = _hg_malloc_big(m * sizeof *num);
+  uint32_t *pstart = NULL, *preds = NULL, *semi = NULL;
+  uint64_t *is_entry2 = _hg_bits_new(n + 1);
+  struct al *al = NULL;
+  int rc = HG_ENOMEM;
+  q.n = n;
+  q.start = _hg_malloc_big(m * sizeof *q.start);
+  q.target = _hg_malloc_big(((size_t)p->start[n] + 1) * sizeof *q.target);
+  if (!ent || !order || !parent || !num || !is_entry2 || !q.start || !q.target) goto out;
+  for (uint32_t w = 1; w <= cnt; w++)
+    if (_hg_bit(is_entry, w)) ent[k++] = w - 1;
+  if (dfs_number(&pe, NULL, ent, k, order, parent, num, &q, &cnt2)) goto out;
+  for (uint32_t i = 0; i < k; i++) _hg_bit_set(is_entry2, num[ent[i]] + 1);
+  if (!(pstart = _hg_malloc_big((m + 1) * sizeof *pstart))) goto out;
+  if (build_preds(&q, cnt2, pstart, &preds)) goto out;
+  if (!(al = _hg_malloc_big(m * sizeof *al)) || !(semi = _hg_malloc_big(m * sizeof *semi))) goto out;
+  semidominators(is_entry2, cnt2, parent, pstart, preds, semi, al);
+  /* NCA: idom(w) = the first ancestor of parent(w) numbered <= semi(w).
+   * parent[] becomes idom[] in place: smaller numbers are already final. */
+  for (uint32_t w = 1; w <= cnt2; w++) {
+    uint32_t d = parent[w];
+    while (d > semi[w]) d = parent[d];
+    parent[w] = d;
+  }
+  for (uint32_t w = 1; w <= cnt2; w++)
+    doms[order[w - 1] + 1] = parent[w] ? order[parent[w] - 1] + 1 : 0;
+  rc = 0;
+out:
+  _hg_csr_free(&q);
+  free(ent);
+  free(order);
+  free(parent);
+  free(num);
+  free(pstart);
+  free(preds);
+  free(semi);
+  free(al);
+  free(is_entry2);
+  return rc;
+}
+
+/* Faults in, on the second core, the arrays the steps after the BFS will
+ * write (their first touch costs more than the BFS's own work on some
+ * machines: _hg_populate), 32 MiB at a time until done or told to stop. */
+#define POP_RANGES 6
+#define POP_MIN ((size_t)1 << 22) /* edges; below, the BFS is too short to gain */
+#define POP_STEP ((size_t)32 << 20)
+
+struct pop_job {
+  void *p[POP_RANGES];
+  size_t n[POP_RANGES];
+  int stop;
+};
+
+static void *pop_run(void *arg) {
+  struct pop_job *j = arg;
+  for (int i = 0; i < POP_RANGES; i++)
+    for (size_t at = 0; j->p[i] && at < j->n[i]; at += POP_STEP) {
+      if (__atomic_load_n(&j->stop, __ATOMIC_RELAXED)) return NULL;
+      _hg_populate((char *)j->p[i] + at, j->n[i] - at < POP_STEP ? j->n[i] - at : POP_STEP);
+    }
+  return NULL;
+}
+
+static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t entry_count,
+                    uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
+                    struct _hg_view *view, struct side_job *side) {
+  uint32_t n = g->n, cnt = 0;
+  struct _hg_job side_job = {0};
+  size_t m = (size_t)n + 1, me = g->start[n];
+  int rc = HG_ENOMEM;
+  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* num[], then doms */
+  uint64_t *is_entry = _hg_bits_new(n + 1);
+  struct _hg_csr p = {0};
+  uint64_t *seen = _hg_bits_new(n);
+  uint64_t *rb = g->kind ? retaining_bits(g, &me) : NULL; /* NULL: every edge retains */
+  if (!cur || !is_entry || !seen || (g->kind && !rb)) goto out;
+  p.n = n;
+  p.start = _hg_malloc_big(m * sizeof *p.start);
+  p.target = _hg_malloc_big((me + 1) * sizeof *p.target);
+  if (!p.start || !p.target) goto out;
+  /* In the order they will be written: the BFS's outputs first. */
+  struct pop_job pop = {{p.target, p.start, order, cur, idom, side ? side->view->node : NULL},
+                        {(me + 1) * sizeof *p.target, m * sizeof *p.start, n * sizeof *order,
+                         m * sizeof *cur, m * sizeof *idom, m * sizeof *order},
+                        me < POP_MIN};
+  struct _hg_job pop_job; /* inline without a thread: it costs what the faults would */
+  _hg_job_start(&pop_job, pop_run, &pop, me >= POP_MIN);
+  cnt = bfs(g, rb, entries, entry_count, seen, order, &p);
+  __atomic_store_n(&pop.stop, 1, __ATOMIC_RELAXED);
+  _hg_job_wait(&pop_job);
   free(rb);
   rb = NULL;
   renumber(g, cnt, seen, cur, order, &p); /* cur: num[] here */
@@ -599,25 +756,10 @@ static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t ent
   }
   int settled = iterate(is_entry, cnt, &p, cur);
   if (settled < 0) goto out;
-  if (settled) {
-    memcpy(parent + 1, cur + 1, (size_t)cnt * sizeof *parent);
-  } else {
-    /* Not settled after MAX_PASSES: SEMI-NCA, O(m log n) whatever the
-     * graph (same tree: dominators are unique). It needs the predecessor
-     * lists. */
-    if (!(pstart = _hg_malloc_big((m + 1) * sizeof *pstart))) goto out;
-    if (build_preds(&p, cnt, pstart, &preds)) goto out;
-    if (!(al = _hg_malloc_big(m * sizeof *al))) goto out;
-    semidominators(is_entry, cnt, parent, pstart, preds, cur, al);
-    /* NCA: idom(w) = the first ancestor of parent(w) numbered <= semi(w).
-     * parent[] becomes idom[] in place: smaller numbers are already final. */
-    const uint32_t *semi = cur;
-    for (uint32_t w = 1; w <= cnt; w++) {
-      uint32_t d = parent[w];
-      while (d > semi[w]) d = parent[d];
-      parent[w] = d;
-    }
-  }
+  if (settled)
+    memcpy(idom + 1, cur + 1, (size_t)cnt * sizeof *idom);
+  else if (semi_nca(&p, cnt, is_entry, idom)) /* O(m log n) whatever the graph */
+    goto out;
   if (view) {
     view->c = p;
     view->reached = cnt;
@@ -630,12 +772,7 @@ out:
   _hg_job_wait(&side_job);
   _hg_csr_free(&p);
   free(rb);
-  free(nd);
-  free(stk);
   free(cur);
-  free(pstart);
-  free(preds);
-  free(al);
   free(is_entry);
   free(seen);
   return rc;
