@@ -7,9 +7,10 @@
  * 2016), made iterative: one uint32 per node (rindex, which ends up as the
  * component id) plus one bit, an explicit DFS stack of (node, edge cursor)
  * and Tarjan's component stack, both on the heap. Never recurses. It walks
- * a CSR (the graph's own, skipping non-retaining kinds; the cached DFS
- * view, where nodes are entered nearly in order and prefetched ahead; or
- * leaks.c's compact one) and prefetches each new node's targets.
+ * a CSR (the graph's own, skipping non-retaining kinds; the dominators'
+ * cached view; or leaks.c's compact one) and prefetches each new node's
+ * targets. On a compact CSR the giant component is found first, by bulk
+ * reachability passes (giant()), and the DFS does the rest.
  * hg_cycles_find takes root reachability (for "leaked") from the view, or
  * computes it on a second thread meanwhile; it only reads the graph.
  */
@@ -18,7 +19,6 @@
 
 #include "graph/analysis.h"
 
-#define SEQ_AHEAD 16 /* nodes of prefetch distance on a DFS view      */
 
 struct frame {
   uint32_t node, edge;
@@ -149,8 +149,7 @@ out:
   return rc;
 }
 
-int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, int seq, uint32_t *comp,
-            uint32_t *count) {
+int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, uint32_t *comp, uint32_t *count) {
   uint32_t n = cs->n;
   const uint32_t *start = cs->start, *tg = cs->target;
   uint32_t *rindex = comp;
@@ -184,18 +183,10 @@ int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, int seq, uint32_t *co
           rindex[w] = index++;
           _hg_bit_set(is_root, w);
           st.f[st.fn++] = (struct frame){w, start[w]};
-          if (seq) {
-            /* DFS view: the next nodes entered are most likely w + 1, w + 2
-             * ...: ask for their targets' indices well ahead. */
-            uint32_t a = w + SEQ_AHEAD < n ? w + SEQ_AHEAD : n - 1;
-            for (uint32_t k = start[a], i = 0; k < start[a + 1] && i < 8; k++, i++)
-              __builtin_prefetch(&rindex[tg[k]]);
-          } else {
-            /* overlap the next cache misses of this DFS chain */
-            for (uint32_t k = start[w], i = 0; k < start[w + 1] && i < 8; k++, i++) {
-              __builtin_prefetch(&rindex[tg[k]]);
-              __builtin_prefetch(&start[tg[k]]);
-            }
+          /* overlap the next cache misses of this DFS chain */
+          for (uint32_t k = start[w], i = 0; k < start[w + 1] && i < 8; k++, i++) {
+            __builtin_prefetch(&rindex[tg[k]]);
+            __builtin_prefetch(&start[tg[k]]);
           }
           descended = 1;
           break;
@@ -235,7 +226,7 @@ out:
 /* Biggest bytes first, then most members, then lowest first member (the
  * lowest address: members are in address order): independent of how the
  * components were numbered, so the report is the same whichever SCC path
- * (cached DFS view or the graph's own CSR) found them. */
+ * (cached view or the graph's own CSR) found them. */
 struct keyed {
   struct hg_cycle c;
   uint32_t low; /* lowest member node */
@@ -250,7 +241,7 @@ static int by_bytes_desc(const void *a, const void *b) {
 
 /* Reachability from the roots, for the "leaked" flag: independent of the
  * SCC, so it runs on the second core meanwhile (or inline if no thread).
- * With a cached DFS view it is a copy of the view's bitmap. */
+ * With a cached view it is a copy of the view's bitmap. */
 struct reach_job {
   const struct hg_graph *g;
   uint64_t *reach;
@@ -262,20 +253,20 @@ static void *reach_thread(void *arg) {
   return NULL;
 }
 
-/* Component ids per node (comp, n entries). With the cached DFS view the
- * SCC runs in its numbering (nodes entered nearly in order, prefetched
- * ahead) and the ids are scattered back to nodes; otherwise on the graph's
- * own CSR, filtering kinds on the fly (no copy to build). */
+/* Component ids per node (comp, n entries). With the cached view the SCC
+ * runs in its numbering (only retaining edges, so the giant-component step
+ * applies) and the ids are scattered back to nodes; otherwise on the
+ * graph's own CSR, filtering kinds on the fly (no copy to build). */
 static int components(const struct hg_graph *g, uint32_t *comp, uint32_t *ncomp) {
   const struct _hg_view *vw = _hg_view_get(g);
   uint32_t n = g->node_count;
   if (!vw) {
     struct _hg_csr cs = {n, g->edge_start, g->edge_target};
-    return _hg_scc(&cs, g->edge_kind, 0, comp, ncomp);
+    return _hg_scc(&cs, g->edge_kind, comp, ncomp);
   }
   uint32_t *cx = _hg_malloc_big(((size_t)n + 1) * sizeof *cx);
   if (!cx) return HG_ENOMEM;
-  int rc = _hg_scc(&vw->c, NULL, 1, cx, ncomp);
+  int rc = _hg_scc(&vw->c, NULL, cx, ncomp);
   if (!rc)
     for (uint32_t x = 0; x < n; x++) {
       if (x + 32 < n) __builtin_prefetch(&comp[vw->node[x + 32]], 1);
