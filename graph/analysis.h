@@ -60,6 +60,24 @@ static inline void _hg_huge(void *p, size_t n) {
   (void)n;
 #endif
 }
+/* Asks the kernel to fault in [p, p + n) now, without changing what it
+ * holds (MADV_POPULATE_WRITE, Linux 5.14; a no-op elsewhere or on older
+ * kernels). A fresh page's first touch is the costly part of a big array
+ * (the kernel clears it, and under a hypervisor the host may have to back
+ * it first), so a helper thread populates arrays ahead of the thread that
+ * will write them: the cost moves to the idle core. Safe while another
+ * thread writes the same range. */
+static inline void _hg_populate(void *p, size_t n) {
+#if defined(__linux__)
+  /* madvise wants a page-aligned start; the page below p is ours too. */
+  uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
+  if (p && n) (void)madvise((void *)lo, (uintptr_t)p + n - lo, 23 /* MADV_POPULATE_WRITE */);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 static inline void *_hg_malloc_big(size_t n) {
   void *p = malloc(n);
   _hg_huge(p, n);
@@ -97,15 +115,13 @@ int _hg_csr_retaining(const struct hg_graph *g, struct _hg_csr *c);
 void _hg_csr_free(struct _hg_csr *c);
 
 /*
- * The DFS view: the retaining edges renumbered in the dominator DFS's
- * preorder, cached on the graph (struct hg_graph_priv) by
- * hg_dominators_compute and reused by the later analyses. Numbers
- * 0..reached-1 are the nodes reachable from the roots in DFS preorder
- * (number = preorder - 1), reached..n-1 the others in index order. c is a
- * CSR over numbers whose edges keep the graph's order, so a DFS over it from
- * number 0 upwards enters nodes in number order: memory is read nearly
- * sequentially. reach: node-space bitmap of the reachable nodes. Freed with
- * the graph or by hg_graph_drop_cache.
+ * The view: the retaining edges renumbered in the dominators' BFS order,
+ * cached on the graph (struct hg_graph_priv) by hg_dominators_compute and
+ * reused by the later analyses. Numbers 0..reached-1 are the nodes
+ * reachable from the roots in BFS order (every node after its dominator),
+ * reached..n-1 the others in index order. c is a CSR over numbers whose
+ * edges keep the graph's order. reach: node-space bitmap of the reachable
+ * nodes. Freed with the graph or by hg_graph_drop_cache.
  */
 struct _hg_view {
   struct _hg_csr c;
@@ -135,8 +151,8 @@ uint64_t *_hg_reachable_par(const struct hg_graph *g, int regions_are_roots);
 /*
  * SEMI-NCA over c from a virtual super-root whose children are `entries`
  * (node ids of c; out-of-range ones are ignored). Everything it returns is
- * in DFS-preorder space: order[w-1] = node with preorder number w (1..cnt),
- * idom[w] = preorder number of w's immediate dominator (0 = super-root),
+ * in BFS-number space: order[w-1] = node with number w (1..cnt; every node
+ * after its dominator), idom[w] = number of w's immediate dominator (0 = super-root),
  * and, when pre is non-NULL, pre[node] = its number (HG_NONE: unreached).
  * order has c->n entries, idom c->n + 1, pre c->n. *reached = cnt.
  * Reads c (never changes or frees it). When view is non-NULL it receives the renumbered CSR
@@ -154,6 +170,7 @@ int _hg_dom_core(const struct _hg_csr *c, const uint32_t *entries, uint32_t entr
  * the unit tests move them to prove it. Not for use in the library. */
 extern uint32_t _hg_dom_par_min;
 extern int _hg_dom_max_passes;
+extern uint32_t _hg_scc_giant_min; /* scc.c: smallest graph for the giant-component step */
 
 /* ---- scc.c ---- */
 
@@ -162,11 +179,10 @@ extern int _hg_dom_max_passes;
  * edges whose kind retains (kind = per-edge kinds, or NULL: every edge):
  * comp[node] gets a component id (< c->n, ids of one component equal);
  * *count gets the number of components. Starts DFS at nodes in index order
- * and follows edges in CSR order. seq = 1 when c is a DFS view (nodes are
- * usually entered in index order: the edges of the next ones are prefetched).
+ * and follows edges in CSR order; on a compact CSR (kind NULL) of at least
+ * _hg_scc_giant_min nodes the giant component is found first (scc.c).
  */
-int _hg_scc(const struct _hg_csr *c, const uint8_t *kind, int seq, uint32_t *comp,
-            uint32_t *count);
+int _hg_scc(const struct _hg_csr *c, const uint8_t *kind, uint32_t *comp, uint32_t *count);
 
 /* ---- export_*.c: buffered output ---- */
 

@@ -3,42 +3,43 @@
  *
  * Owns hg_dominators_compute, hg_class_retained, hg_dominators_top and the
  * reusable core _hg_dom_core (leaks.c runs it on the leaked subgraph). The
- * dominator tree is over a virtual super-root (preorder number 0) whose
- * children are the entry nodes; only retaining edges count (the core walks
- * the graph's own CSR testing edge_kind as it goes, or leaks.c's compact
- * CSR; never the reverse CSR, never a copy).
- * Everything is iterative: the DFS stack is an explicit heap array (one
- * 20-byte frame per open node) and eval is path halving without a stack,
- * so a 10-million-node chain costs memory, never C stack.
+ * dominator tree is over a virtual super-root (number 0) whose children
+ * are the entry nodes; only retaining edges count (the core walks the
+ * graph's own CSR testing a bitmap of retaining edges as it goes, or
+ * leaks.c's compact CSR; never the reverse CSR, never a copy).
+ * Everything is iterative: the fallback's DFS stack is an explicit heap
+ * array (one 20-byte frame per open node) and eval is path halving without
+ * a stack, so a 10-million-node chain costs memory, never C stack.
  *
- * Algorithm: one DFS numbers the reachable nodes in preorder and lays out
- * their retaining edges renumbered in preorder; then the iterative
- * Cooper-Harvey-Kennedy scheme (see iterate()) runs in preorder space,
+ * Algorithm: one BFS numbers the reachable nodes (bfs()) and lays out
+ * their retaining edges renumbered in that order; then the iterative
+ * Cooper-Harvey-Kennedy scheme (see iterate()) runs in that numbering,
  * pushed along those out-edges, which on heap graphs (shallow dominator
  * trees) settles in a few sequential, prefetchable passes. If it has not
  * settled after MAX_PASSES, the same tree is computed by SEMI-NCA
- * (Georgiadis; as used by LeakCanary and LLVM): predecessor lists are built
- * then, semidominators by the Lengauer-Tarjan "simple" eval/link (path
- * halving), then each idom is the nearest common ancestor of its DFS
- * parent and semidominator — O(m log n) whatever the graph.
+ * (Georgiadis; as used by LeakCanary and LLVM) on a DFS numbering of that
+ * CSR (semi_nca()): predecessor lists, semidominators by the
+ * Lengauer-Tarjan "simple" eval/link (path halving), then each idom is the
+ * nearest common ancestor of its DFS parent and semidominator, mapped back
+ * to the BFS numbering — O(m log n) whatever the graph.
  *
- * Speed is memory latency: the DFS tests "visited" in a bitmap, keeps each
- * node's first two levels of first targets in one 8-byte record (requested
- * two levels ahead while it descends), keeps an explicit stack whose frames
- * carry their next target (prefetched while it returns), and writes the
- * edges of the renumbered CSR as it goes (node indices, turned into numbers
- * by a prefetched pass on two threads). Big work arrays ask for huge pages.
- * While the idoms are computed, the second core fills the view's numbering
- * and reachability (side_run); then it turns the idoms into node indices
- * while this core sums retained sizes in node space. Every two-thread step
- * writes disjoint memory, so results never depend on the thread count
- * (tests/unit/test_dom_paths.c runs both ways). hg_dominators_compute
- * leaves the renumbered CSR on the graph as the DFS view (analysis.h,
- * struct _hg_view), so leaks, cycles and reachability reuse it. Working
- * memory at peak (the DFS) ~ 6 uint32 per node (records 2, order, parent,
- * the CSR's start) plus the stack's 5 uint32 per open level plus 1 uint32
- * per retaining edge (the renumbered CSR); no per-edge buffer besides it
- * unless SEMI-NCA runs (then 3 uint32 per edge and 3 per node more).
+ * Speed is memory latency: the BFS requests the edges of the nodes its
+ * queue holds ahead, tests "visited" in a bitmap, and writes the edges of
+ * the renumbered CSR as it goes (node indices, turned into numbers by a
+ * prefetched pass on two threads); meanwhile the second core faults in the
+ * arrays the next steps write (pop_run). Big work arrays ask for huge
+ * pages. While the idoms are computed, the second core fills the view's
+ * numbering and reachability (side_run); then it turns the idoms into node
+ * indices while this core sums retained sizes in node space. Every
+ * two-thread step writes disjoint memory, so results never depend on the
+ * thread count (tests/unit/test_dom_paths.c runs both ways).
+ * hg_dominators_compute leaves the renumbered CSR on the graph as the view
+ * (analysis.h, struct _hg_view), so leaks, cycles and reachability reuse
+ * it. Working memory at peak ~ 5 uint32 per node (order, num/doms, the
+ * CSR's start, idom, the view's numbering) plus 1 uint32 per retaining
+ * edge (the renumbered CSR); no per-edge buffer besides it unless SEMI-NCA
+ * runs (then a second renumbered CSR, 3 uint32 per edge and 6 per node
+ * more).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,7 @@ static void both(void *(*fn)(void *), void *a, void *b, int two) {
 uint32_t _hg_dom_par_min = (uint32_t)1 << 16;
 #define PAR_MIN _hg_dom_par_min
 
-/* ---- Step 1: iterative DFS from the super-root ---- */
+/* ---- Step 1: numbering (BFS; the fallback's DFS) ---- */
 
 /* The edges the core walks: a CSR over node indices and, when kind is
  * non-NULL, each edge's kind (only retaining edges count; the graph's own
@@ -78,12 +79,14 @@ struct edges {
 /* Retaining edges as a bitmap over the graph's edges (1 bit an edge, 1/8
  * of edge_kind: mostly in cache where edge_kind would be one more miss per
  * node), and how many of [lo, hi) are set. */
-static uint64_t *retaining_bits(const struct edges *g) {
+static uint64_t *retaining_bits(const struct edges *g, size_t *count) {
   uint32_t m = g->start[g->n];
+  size_t k = 0;
   uint64_t *b = _hg_bits_new(m);
   if (b)
     for (uint32_t e = 0; e < m; e++)
-      if (_hg_retains(g->kind[e])) _hg_bit_set(b, e);
+      if (_hg_retains(g->kind[e])) _hg_bit_set(b, e), k++;
+  *count = k;
   return b;
 }
 
@@ -211,6 +214,77 @@ static uint32_t dfs(const struct edges *g, const uint64_t *rb, const struct dn *
       }
       if (sp == 0) break;
     }
+  }
+  return cnt;
+}
+
+/* Numbers the nodes reached from the entries in breadth-first order
+ * (order[num-1]; seen marks them) and lays out the renumbered CSR p of the
+ * reached nodes like dfs() does (slot num - 1, retaining edges in the
+ * graph's order, each edge's target written as a node index). Unlike a DFS,
+ * the nodes whose edges are read next are known far ahead: they are the
+ * queue, order[] itself. So their edge ranges are requested DIST_START
+ * nodes ahead and their edges (and retaining bits) DIST_EDGES ahead, and a
+ * node costs about a bandwidth-bound share of three cache misses instead of
+ * a chain of them. A BFS order serves the iteration below as well as a
+ * preorder: every node's BFS parent comes before it, so every tentative
+ * idom has a smaller number. Returns cnt. */
+#define DIST_START 48
+#define DIST_EDGES 16
+
+/* Where each BFS level ends (numbers 1..end[0] are the entries, then
+ * end[0]+1..end[1], ...); failed: out of memory. */
+struct levels {
+  uint32_t *end;
+  uint32_t n, cap;
+  int failed;
+};
+
+static void level_end(struct levels *lv, uint32_t at) {
+  if (lv->n == lv->cap) {
+    uint32_t nc = lv->cap ? 2 * lv->cap : 64;
+    uint32_t *ne = realloc(lv->end, (size_t)nc * sizeof *ne);
+    if (!ne) {
+      lv->failed = 1;
+      return;
+    }
+    lv->end = ne;
+    lv->cap = nc;
+  }
+  lv->end[lv->n++] = at;
+}
+
+static uint32_t bfs(const struct edges *g, const uint64_t *rb, const uint32_t *entries,
+                    uint32_t entry_count, uint64_t *seen, uint32_t *order, struct _hg_csr *p,
+                    struct levels *lv) {
+  uint32_t n = g->n, cnt = 0, slot = 0, *ps = p->start, *pt = p->target;
+  const uint32_t *es = g->start, *tg = g->target;
+  ps[0] = 0;
+  for (uint32_t i = 0; i < entry_count; i++) {
+    uint32_t t = entries[i];
+    if (t >= n || _hg_bit(seen, t)) continue;
+    _hg_bit_set(seen, t);
+    order[cnt++] = t;
+  }
+  for (uint32_t i = 0; i < cnt; i++) {
+    if (i == (lv->n ? lv->end[lv->n - 1] : 0)) level_end(lv, cnt);
+    if (i + DIST_START < cnt) __builtin_prefetch(&es[order[i + DIST_START]]);
+    if (i + DIST_EDGES < cnt) {
+      uint32_t s = es[order[i + DIST_EDGES]];
+      __builtin_prefetch(&tg[s]);
+      if (rb) __builtin_prefetch(&rb[s >> 6]);
+    }
+    uint32_t v = order[i];
+    for (uint32_t e = es[v], end = es[v + 1]; e < end; e++) {
+      if (rb && !_hg_bit(rb, e)) continue;
+      uint32_t t = tg[e];
+      pt[slot++] = t;
+      if (!_hg_bit(seen, t)) {
+        _hg_bit_set(seen, t);
+        order[cnt++] = t;
+      }
+    }
+    ps[i + 1] = slot;
   }
   return cnt;
 }
@@ -466,8 +540,71 @@ static void semidominators(const uint64_t *is_entry, uint32_t cnt, const uint32_
 int _hg_dom_max_passes = 8;
 #define MAX_PASSES _hg_dom_max_passes
 
+/* One thread's share of a pass: the pushes of sources lo+1..hi. doms and
+ * fin are shared with the other half (relaxed atomics: plain moves on the
+ * machines we run on), each half counts its own changes and walk steps. */
+struct push_half {
+  const uint32_t *ps, *pt;
+  uint32_t total, lo, hi;
+  uint32_t *doms;
+  uint64_t *fin;
+  uint64_t steps, budget;
+  int changed;
+};
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+static void *push_range(void *arg) {
+  struct push_half *h = arg;
+  const uint32_t *ps = h->ps, *pt = h->pt;
+  uint32_t total = h->total, *doms = h->doms;
+  uint64_t *fin = h->fin, steps = h->steps;
+  for (uint32_t v = h->lo + 1; v <= h->hi && steps <= h->budget; v++) {
+    /* v's edges: slot v - 1; targets are numbers - 1. A settled target's
+     * value is not even requested: its bit is, twice as far ahead. */
+    for (uint32_t k = ps[v - 1], end = ps[v]; k < end; k++) {
+      uint32_t w = pt[k] + 1;
+      if (k + 32 < total) __builtin_prefetch(&fin[(pt[k + 32] + 1) >> 6]);
+      if (k + 16 < total && !((LD(fin[(pt[k + 16] + 1) >> 6]) >> ((pt[k + 16] + 1) & 63)) & 1))
+        __builtin_prefetch(&doms[pt[k + 16] + 1]);
+      if ((LD(fin[w >> 6]) >> (w & 63)) & 1) continue;
+      uint32_t b = LD(doms[w]), a = v, b0 = b;
+      if (b == HG_NONE) { /* first push: from before w (see iterate) */
+        ST(doms[w], v);
+        h->changed = 1;
+        continue;
+      }
+      while (a != b) {
+        while (a > b) a = LD(doms[a]), steps++;
+        while (b > a) b = LD(doms[b]), steps++;
+      }
+      if (a != b0) {
+        ST(doms[w], a);
+        h->changed = 1;
+        if (!a) __atomic_fetch_or(&fin[w >> 6], (uint64_t)1 << (w & 63), __ATOMIC_RELAXED);
+      }
+    }
+  }
+  h->steps = steps;
+  return NULL;
+}
+
+/* The passes run level by level of the BFS (levels: the numbers where
+ * each level ends), a level of at least PAR_MIN sources split between two
+ * threads. Within a level every source already has its value (its BFS
+ * parent is in the level before, finished), so both halves see only set
+ * values, and a push's target in the next level is always numbered above
+ * its source. Two halves may push into one target at once and one push be
+ * lost; a half that changed anything makes the pass count as changed, so
+ * another pass redoes it, and only a pass without any change ends the
+ * iteration: then no thread wrote, and the values are a fixed point. Every
+ * value ever stored (a predecessor, or the meeting point of two chains of
+ * stored values) is dominated by every strict dominator of its node, so
+ * chains read at different moments still hold every dominator, and the
+ * fixed point is the dominator tree whichever way the pushes interleaved. */
 static int iterate(const uint64_t *is_entry, uint32_t cnt, const struct _hg_csr *p,
-                   uint32_t *doms) {
+                   const struct levels *lv, uint32_t *doms) {
   const uint32_t *ps = p->start, *pt = p->target;
   uint32_t total = ps[cnt];
   uint64_t *fin = _hg_bits_new(cnt + 1);
@@ -483,39 +620,21 @@ static int iterate(const uint64_t *is_entry, uint32_t cnt, const struct _hg_csr 
   }
   /* Walk steps per pass: deep trees make the walks long; then give up. */
   uint64_t budget = 4 * ((uint64_t)total + cnt) + ((uint64_t)1 << 20);
-  int settled = 0;
-  for (int pass = 0; pass < MAX_PASSES && !settled; pass++) {
+  int settled = 0, over = 0;
+  for (int pass = 0; pass < MAX_PASSES && !settled && !over; pass++) {
     int changed = 0;
     uint64_t steps = 0;
-    for (uint32_t v = 1; v <= cnt; v++) {
-      /* v's edges: slot v - 1; targets are numbers - 1. */
-      for (uint32_t k = ps[v - 1], end = ps[v]; k < end; k++) {
-        uint32_t w = pt[k] + 1;
-        if (k + 16 < total) {
-          __builtin_prefetch(&doms[pt[k + 16] + 1]);
-          __builtin_prefetch(&fin[(pt[k + 16] + 1) >> 6]);
-        }
-        if (_hg_bit(fin, w)) continue;
-        uint32_t b = doms[w], a = v;
-        if (b == HG_NONE) { /* first push: from before w (see above) */
-          doms[w] = v;
-          changed = 1;
-          continue;
-        }
-        while (a != b) {
-          while (a > b) a = doms[a], steps++;
-          while (b > a) b = doms[b], steps++;
-        }
-        if (a != doms[w]) {
-          doms[w] = a;
-          changed = 1;
-          if (!a) _hg_bit_set(fin, w);
-        }
-      }
-      if (steps > budget) break;
+    for (uint32_t k = 0, lo = 0; k < lv->n && !over; lo = lv->end[k++]) {
+      uint32_t hi = lv->end[k], two = hi - lo >= PAR_MIN && hi - lo >= 2;
+      uint32_t mid = two ? lo + (hi - lo) / 2 : hi;
+      struct push_half h[2] = {{ps, pt, total, lo, mid, doms, fin, 0, budget - steps, 0},
+                               {ps, pt, total, mid, hi, doms, fin, 0, budget - steps, 0}};
+      both(push_range, &h[1], &h[0], two);
+      changed |= h[0].changed | h[1].changed;
+      steps += h[0].steps + h[1].steps;
+      over = steps > budget;
     }
-    if (steps > budget) break;
-    settled = !changed;
+    settled = !changed && !over;
   }
   free(fin);
   return settled;
@@ -542,25 +661,20 @@ static void *side_run(void *arg) {
   return NULL;
 }
 
-static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t entry_count,
-                    uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
-                    struct _hg_view *view, struct side_job *side) {
-  uint32_t n = g->n, cnt = 0, me = 0;
+/* The DFS numbering of the fallback: numbers the nodes reached from the
+ * entries in preorder (order, parent) and turns p into the renumbered CSR
+ * over the whole graph (num: each node's number). 0 or HG_ENOMEM. */
+static int dfs_number(const struct edges *g, const uint64_t *rb, const uint32_t *entries,
+                      uint32_t entry_count, uint32_t *order, uint32_t *parent, uint32_t *num,
+                      struct _hg_csr *p, uint32_t *reached) {
+  uint32_t n = g->n;
   const uint32_t *es = g->start, *tg = g->target;
-  struct _hg_job side_job = {0};
   size_t m = (size_t)n + 1;
-  int rc = HG_ENOMEM;
-  uint32_t *parent = idom; /* becomes idom in place */
-  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* num[], then doms or semi */
-  uint32_t *pstart = NULL, *preds = NULL;
-  uint64_t *is_entry = _hg_bits_new(n + 1);
-  struct al *al = NULL;
-  struct _hg_csr p = {0};
   struct dn *nd = _hg_malloc_big(m * sizeof *nd);
-  struct frame *stk = NULL;
+  struct frame *stk = _hg_malloc_big(m * sizeof *stk);
   uint64_t *seen = _hg_bits_new(n);
-  uint64_t *rb = g->kind ? retaining_bits(g) : NULL; /* NULL: every edge retains */
-  if (!cur || !is_entry || !seen || !nd || (g->kind && !rb)) goto out;
+  int rc = HG_ENOMEM;
+  if (!nd || !stk || !seen) goto out;
   for (uint32_t v = 0; v < n; v++) {
     uint32_t e = es[v], end = es[v + 1], k = end - e;
     if (rb) {
@@ -569,21 +683,130 @@ static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t ent
     }
     nd[v].first = e < end ? tg[e] : v;
     nd[v].ff = rb && n < MIXED && k != es[v + 1] - es[v] ? MIXED : 0;
-    me += k;
   }
   for (uint32_t v = 0; v < n; v++) {
     if (v + 16 < n) __builtin_prefetch(&nd[nd[v + 16].first]);
     nd[v].ff |= nd[nd[v].first].first;
   }
-  p.n = n;
-  p.start = _hg_malloc_big(m * sizeof *p.start);
-  p.target = _hg_malloc_big(((size_t)me + 1) * sizeof *p.target);
-  if (!p.start || !p.target || !(stk = _hg_malloc_big(m * sizeof *stk))) goto out;
-  cnt = dfs(g, rb, nd, entries, entry_count, seen, order, parent, stk, &p);
+  *reached = dfs(g, rb, nd, entries, entry_count, seen, order, parent, stk, p);
   free(stk);
   stk = NULL;
   free(nd);
   nd = NULL;
+  renumber(g, *reached, seen, num, order, p);
+  rc = 0;
+out:
+  free(nd);
+  free(stk);
+  free(seen);
+  return rc;
+}
+
+/* Fallback when the iteration does not settle: the idoms of p's reached
+ * numbers 1..cnt (entries: is_entry) by SEMI-NCA, which needs a DFS tree.
+ * So p is numbered again in DFS preorder (its own copy), SEMI-NCA runs
+ * there, and each idom is mapped back to p's numbering into doms[1..cnt].
+ * The caller's numbering, and so the view, stays the one of the usual
+ * path: results never depend on which path ran. 0 or HG_ENOMEM. */
+static int semi_nca(const struct _hg_csr *p, uint32_t cnt, const uint64_t *is_entry,
+                    uint32_t *doms) {
+  uint32_t n = p->n, k = 0, cnt2 = 0;
+  size_t m = (size_t)n + 1;
+  struct edges pe = {n, p->start, p->target, NULL};
+  struct _hg_csr q = {0};
+  uint32_t *ent = _hg_malloc_big(m * sizeof *ent), *order = _hg_malloc_big(m * sizeof *order);
+  uint32_t *parent = _hg_malloc_big(m * sizeof *parent), *num = _hg_malloc_big(m * sizeof *num);
+  uint32_t *pstart = NULL, *preds = NULL, *semi = NULL;
+  uint64_t *is_entry2 = _hg_bits_new(n + 1);
+  struct al *al = NULL;
+  int rc = HG_ENOMEM;
+  q.n = n;
+  q.start = _hg_malloc_big(m * sizeof *q.start);
+  q.target = _hg_malloc_big(((size_t)p->start[n] + 1) * sizeof *q.target);
+  if (!ent || !order || !parent || !num || !is_entry2 || !q.start || !q.target) goto out;
+  for (uint32_t w = 1; w <= cnt; w++)
+    if (_hg_bit(is_entry, w)) ent[k++] = w - 1;
+  if (dfs_number(&pe, NULL, ent, k, order, parent, num, &q, &cnt2)) goto out;
+  for (uint32_t i = 0; i < k; i++) _hg_bit_set(is_entry2, num[ent[i]] + 1);
+  if (!(pstart = _hg_malloc_big((m + 1) * sizeof *pstart))) goto out;
+  if (build_preds(&q, cnt2, pstart, &preds)) goto out;
+  if (!(al = _hg_malloc_big(m * sizeof *al)) || !(semi = _hg_malloc_big(m * sizeof *semi))) goto out;
+  semidominators(is_entry2, cnt2, parent, pstart, preds, semi, al);
+  /* NCA: idom(w) = the first ancestor of parent(w) numbered <= semi(w).
+   * parent[] becomes idom[] in place: smaller numbers are already final. */
+  for (uint32_t w = 1; w <= cnt2; w++) {
+    uint32_t d = parent[w];
+    while (d > semi[w]) d = parent[d];
+    parent[w] = d;
+  }
+  for (uint32_t w = 1; w <= cnt2; w++)
+    doms[order[w - 1] + 1] = parent[w] ? order[parent[w] - 1] + 1 : 0;
+  rc = 0;
+out:
+  _hg_csr_free(&q);
+  free(ent);
+  free(order);
+  free(parent);
+  free(num);
+  free(pstart);
+  free(preds);
+  free(semi);
+  free(al);
+  free(is_entry2);
+  return rc;
+}
+
+/* Faults in, on the second core, the arrays the steps after the BFS will
+ * write (their first touch costs more than the BFS's own work on some
+ * machines: _hg_populate), 32 MiB at a time until done or told to stop. */
+#define POP_RANGES 6
+#define POP_MIN ((size_t)1 << 22) /* edges; below, the BFS is too short to gain */
+#define POP_STEP ((size_t)32 << 20)
+
+struct pop_job {
+  void *p[POP_RANGES];
+  size_t n[POP_RANGES];
+  int stop;
+};
+
+static void *pop_run(void *arg) {
+  struct pop_job *j = arg;
+  for (int i = 0; i < POP_RANGES; i++)
+    for (size_t at = 0; j->p[i] && at < j->n[i]; at += POP_STEP) {
+      if (__atomic_load_n(&j->stop, __ATOMIC_RELAXED)) return NULL;
+      _hg_populate((char *)j->p[i] + at, j->n[i] - at < POP_STEP ? j->n[i] - at : POP_STEP);
+    }
+  return NULL;
+}
+
+static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t entry_count,
+                    uint32_t *order, uint32_t *idom, uint32_t *pre, uint32_t *reached,
+                    struct _hg_view *view, struct side_job *side) {
+  uint32_t n = g->n, cnt = 0;
+  struct _hg_job side_job = {0};
+  size_t m = (size_t)n + 1, me = g->start[n];
+  int rc = HG_ENOMEM;
+  uint32_t *cur = _hg_malloc_big(m * sizeof *cur); /* num[], then doms */
+  uint64_t *is_entry = _hg_bits_new(n + 1);
+  struct _hg_csr p = {0};
+  uint64_t *seen = _hg_bits_new(n);
+  uint64_t *rb = g->kind ? retaining_bits(g, &me) : NULL; /* NULL: every edge retains */
+  struct levels lv = {0};
+  if (!cur || !is_entry || !seen || (g->kind && !rb)) goto out;
+  p.n = n;
+  p.start = _hg_malloc_big(m * sizeof *p.start);
+  p.target = _hg_malloc_big((me + 1) * sizeof *p.target);
+  if (!p.start || !p.target) goto out;
+  /* In the order they will be written: the BFS's outputs first. */
+  struct pop_job pop = {{p.target, p.start, order, cur, idom, side ? side->view->node : NULL},
+                        {(me + 1) * sizeof *p.target, m * sizeof *p.start, n * sizeof *order,
+                         m * sizeof *cur, m * sizeof *idom, m * sizeof *order},
+                        me < POP_MIN};
+  struct _hg_job pop_job; /* inline without a thread: it costs what the faults would */
+  _hg_job_start(&pop_job, pop_run, &pop, me >= POP_MIN);
+  cnt = bfs(g, rb, entries, entry_count, seen, order, &p, &lv);
+  __atomic_store_n(&pop.stop, 1, __ATOMIC_RELAXED);
+  _hg_job_wait(&pop_job);
   free(rb);
   rb = NULL;
   renumber(g, cnt, seen, cur, order, &p); /* cur: num[] here */
@@ -597,27 +820,12 @@ static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t ent
     side->cnt = cnt;
     _hg_job_start(&side_job, side_run, side, 1);
   }
-  int settled = iterate(is_entry, cnt, &p, cur);
+  int settled = lv.failed ? -1 : iterate(is_entry, cnt, &p, &lv, cur);
   if (settled < 0) goto out;
-  if (settled) {
-    memcpy(parent + 1, cur + 1, (size_t)cnt * sizeof *parent);
-  } else {
-    /* Not settled after MAX_PASSES: SEMI-NCA, O(m log n) whatever the
-     * graph (same tree: dominators are unique). It needs the predecessor
-     * lists. */
-    if (!(pstart = _hg_malloc_big((m + 1) * sizeof *pstart))) goto out;
-    if (build_preds(&p, cnt, pstart, &preds)) goto out;
-    if (!(al = _hg_malloc_big(m * sizeof *al))) goto out;
-    semidominators(is_entry, cnt, parent, pstart, preds, cur, al);
-    /* NCA: idom(w) = the first ancestor of parent(w) numbered <= semi(w).
-     * parent[] becomes idom[] in place: smaller numbers are already final. */
-    const uint32_t *semi = cur;
-    for (uint32_t w = 1; w <= cnt; w++) {
-      uint32_t d = parent[w];
-      while (d > semi[w]) d = parent[d];
-      parent[w] = d;
-    }
-  }
+  if (settled)
+    memcpy(idom + 1, cur + 1, (size_t)cnt * sizeof *idom);
+  else if (semi_nca(&p, cnt, is_entry, idom)) /* O(m log n) whatever the graph */
+    goto out;
   if (view) {
     view->c = p;
     view->reached = cnt;
@@ -629,13 +837,9 @@ static int dom_core(const struct edges *g, const uint32_t *entries, uint32_t ent
 out:
   _hg_job_wait(&side_job);
   _hg_csr_free(&p);
+  free(lv.end);
   free(rb);
-  free(nd);
-  free(stk);
   free(cur);
-  free(pstart);
-  free(preds);
-  free(al);
   free(is_entry);
   free(seen);
   return rc;

@@ -180,6 +180,29 @@ static int step_parents(const struct hg_graph *g, uint32_t *parent, uint32_t *se
     for (uint32_t d = 0; nc; d++) {
       nn = 0;
       while (nc) { /* cur: level d, grows by 0-cost edges; next: level d + 1 */
+        /* The stack's next blocks are known: their edge ranges, edges and
+         * targets' records are requested ahead (nothing else changes: a
+         * 0-cost push lands on top and only delays what was requested). */
+        if (nc > 24) {
+          uint32_t u = cur[nc - 25];
+          __builtin_prefetch(&g->edge_start[u]);
+          __builtin_prefetch(&dist[u]);
+          __builtin_prefetch(&g->node_class[u]);
+        }
+        if (nc > 12) {
+          uint32_t e = g->edge_start[cur[nc - 13]];
+          __builtin_prefetch(&g->edge_target[e]);
+          __builtin_prefetch(&g->edge_kind[e]);
+        }
+        if (nc > 4) {
+          uint32_t u = cur[nc - 5];
+          for (uint32_t e = g->edge_start[u], k = 0; e < g->edge_start[u + 1] && k < 4; e++, k++) {
+            uint32_t t = g->edge_target[e] < n ? g->edge_target[e] : 0;
+            __builtin_prefetch(&dist[t], 1);
+            __builtin_prefetch(&g->node_class[t]);
+            __builtin_prefetch(&parent[t], 1);
+          }
+        }
         uint32_t v = cur[--nc];
         if (dist[v] != d) continue; /* reached again at a lower level */
         uint32_t kv = step_key(g, v);

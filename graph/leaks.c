@@ -8,7 +8,7 @@
  * it, bounded work) and what it owns (its dominator subtree in the leaked
  * graph, linear time). Whole-region nodes are treated as roots, never leaks.
  * Iterative throughout. After one reachability pass over the whole graph
- * (only from region nodes when hg_dominators_compute left its DFS view on
+ * (only from region nodes when hg_dominators_compute left its view on
  * the graph: root reachability is cached there),
  * everything works on the leaked subgraph renumbered densely (a compact
  * CSR in local numbers, same node and edge order as the graph), so the
@@ -101,7 +101,7 @@ static int64_t root_groups(const struct sub *sb, struct hg_leak **out) {
   uint64_t *has_in = NULL;
   struct hg_leak *leaks = NULL;
   int64_t count = -1;
-  if (!comp || _hg_scc(&sb->c, NULL, 0, comp, &ncomp)) goto out;
+  if (!comp || _hg_scc(&sb->c, NULL, comp, &ncomp)) goto out;
   if (!(has_in = _hg_bits_new(n)) || !(slot = _hg_malloc_big(((size_t)n + 1) * sizeof *slot))) goto out;
   for (uint32_t v = 0; v < n; v++)
     for (uint32_t e = start[v]; e < start[v + 1]; e++)
@@ -146,7 +146,7 @@ static int owned_sizes(const struct sub *sb, struct hg_leak *leaks,
   if ((rc = _hg_dom_core(&sb->c, entries, nleaks, order, idom, pre, &reached, NULL))) goto out;
   rc = HG_ENOMEM;
   if (!(cnt = _hg_calloc_big(sz, sizeof *cnt)) || !(bytes = _hg_malloc_big(sz * sizeof *bytes))) goto out;
-  /* Preorder space; reverse preorder finishes each node before its idom. */
+  /* Number space; reverse order finishes each node before its idom. */
   for (uint32_t w = 1; w <= reached; w++) {
     cnt[w] = 1;
     bytes[w] = sb->size[order[w - 1]];

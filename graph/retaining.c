@@ -2,7 +2,7 @@
  * retaining.c — the retaining-edge view of a graph that the analyses walk:
  * a compact CSR holding only conservative/interior/strong edges (built by
  * one sequential pass, so the hot loops of dominators and SCC never look at
- * edge_kind), the cached DFS view (struct _hg_view, kept on the graph's
+ * edge_kind), the cached view (struct _hg_view, kept on the graph's
  * priv), and reachability from the roots.
  *
  * Owns _hg_csr_retaining, _hg_csr_free, the _hg_view cache
@@ -46,7 +46,7 @@ void _hg_csr_free(struct _hg_csr *c) {
   c->start = c->target = NULL;
 }
 
-/* ---- The cached DFS view ---- */
+/* ---- The cached view ---- */
 
 void _hg_view_free(struct _hg_view *v) {
   if (!v) return;

@@ -7,9 +7,10 @@
  * 2016), made iterative: one uint32 per node (rindex, which ends up as the
  * component id) plus one bit, an explicit DFS stack of (node, edge cursor)
  * and Tarjan's component stack, both on the heap. Never recurses. It walks
- * a CSR (the graph's own, skipping non-retaining kinds; the cached DFS
- * view, where nodes are entered nearly in order and prefetched ahead; or
- * leaks.c's compact one) and prefetches each new node's targets.
+ * a CSR (the graph's own, skipping non-retaining kinds; the dominators'
+ * cached view; or leaks.c's compact one) and prefetches each new node's
+ * targets. On a compact CSR the giant component is found first, by bulk
+ * reachability passes (giant()), and the DFS does the rest.
  * hg_cycles_find takes root reachability (for "leaked") from the view, or
  * computes it on a second thread meanwhile; it only reads the graph.
  */
@@ -18,7 +19,6 @@
 
 #include "graph/analysis.h"
 
-#define SEQ_AHEAD 16 /* nodes of prefetch distance on a DFS view      */
 
 struct frame {
   uint32_t node, edge;
@@ -40,8 +40,116 @@ static int grow(void **p, size_t *cap, size_t elem) {
   return 0;
 }
 
-int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, int seq, uint32_t *comp,
-            uint32_t *count) {
+/* ---- The giant component first ---- */
+
+/*
+ * Heap graphs often have one component holding most nodes (parent
+ * pointers, doubly linked lists, caches pointing back at their owners).
+ * A DFS through it is a chain of dependent cache misses, unless the
+ * numbering follows that DFS. So, as in Slota, Rajamanickam and
+ * Madduri's "Multistep" method (2014), the component of a pivot is found
+ * first by two reachability passes that read memory in bulk: forward, a
+ * breadth-first search from the pivot (its queue says which nodes are
+ * read next, so their edges are requested ahead); backward, sweeps in
+ * number order, then in reverse, over the forward set, marking a node that
+ * has an edge to a marked one, until a sweep marks nothing (every node of
+ * a path to the pivot is in the forward set, so the sweeps need no reverse
+ * edges). The component is the marked set; its nodes get a finished
+ * component's rindex, so the DFS below skips them and leaves them alone.
+ * Tried from up to GIANT_TRIES pivots (the first unassigned node from the
+ * middle of the numbering on); a component found is always kept (it is exact),
+ * and the DFS does the rest. Gives up on a pivot whose backward sweeps do
+ * not settle in GIANT_SWEEPS (then nothing is assigned for it). Only for
+ * graphs of at least _hg_scc_giant_min nodes (the unit tests lower it).
+ */
+uint32_t _hg_scc_giant_min = (uint32_t)1 << 16;
+#define GIANT_TRIES 2
+#define GIANT_SWEEPS 64
+#define GIANT_AHEAD 16
+
+static uint32_t forward(const struct _hg_csr *cs, const uint64_t *done, uint32_t pivot,
+                        uint64_t *fw, uint32_t *queue) {
+  const uint32_t *start = cs->start, *tg = cs->target;
+  uint32_t cnt = 1;
+  queue[0] = pivot;
+  _hg_bit_set(fw, pivot);
+  for (uint32_t i = 0; i < cnt; i++) {
+    if (i + 2 * GIANT_AHEAD < cnt) __builtin_prefetch(&start[queue[i + 2 * GIANT_AHEAD]]);
+    if (i + GIANT_AHEAD < cnt) __builtin_prefetch(&tg[start[queue[i + GIANT_AHEAD]]]);
+    uint32_t v = queue[i];
+    for (uint32_t e = start[v], end = start[v + 1]; e < end; e++) {
+      uint32_t t = tg[e];
+      if (_hg_bit(fw, t) || _hg_bit(done, t)) continue;
+      _hg_bit_set(fw, t);
+      queue[cnt++] = t;
+    }
+  }
+  return cnt;
+}
+
+/* One backward sweep over the forward set, ascending or descending;
+ * returns how many nodes it marked. */
+static uint32_t sweep(const struct _hg_csr *cs, const uint64_t *fw, uint64_t *bw, int up) {
+  const uint32_t *start = cs->start, *tg = cs->target;
+  uint32_t n = cs->n, marked = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t v = up ? k : n - 1 - k;
+    if (!_hg_bit(fw, v) || _hg_bit(bw, v)) continue;
+    for (uint32_t e = start[v], end = start[v + 1]; e < end; e++)
+      if (_hg_bit(bw, tg[e])) {
+        _hg_bit_set(bw, v);
+        marked++;
+        break;
+      }
+  }
+  return marked;
+}
+
+/* Assigns the giant component(s) found (done: their nodes); *c counts down
+ * as in _hg_scc. 0 or HG_ENOMEM. */
+static int giant(const struct _hg_csr *cs, uint32_t *rindex, uint32_t *c) {
+  uint32_t n = cs->n, left = n;
+  uint64_t *fw = _hg_bits_new(n), *bw = _hg_bits_new(n), *done = _hg_bits_new(n);
+  uint32_t *queue = _hg_malloc_big(((size_t)n + 1) * sizeof *queue);
+  int rc = HG_ENOMEM;
+  if (!fw || !bw || !done || !queue) goto out;
+  for (int t = 0; t < GIANT_TRIES; t++) {
+    uint32_t pivot = n / 2;
+    while (pivot < n && rindex[pivot]) pivot++;
+    if (pivot >= n || cs->start[pivot] == cs->start[pivot + 1]) break;
+    uint32_t fc = forward(cs, done, pivot, fw, queue), k = 1;
+    _hg_bit_set(bw, pivot);
+    int settled = 0;
+    for (int s = 0; s < GIANT_SWEEPS && !settled; s++) {
+      uint32_t got = sweep(cs, fw, bw, s & 1);
+      k += got;
+      settled = !got;
+    }
+    if (settled) {
+      for (uint32_t i = 0; i < fc; i++)
+        if (_hg_bit(bw, queue[i])) {
+          rindex[queue[i]] = *c;
+          _hg_bit_set(done, queue[i]);
+        }
+      (*c)--;
+      left -= k;
+    }
+    for (uint32_t i = 0; i < fc; i++) { /* clear only what this try set */
+      fw[queue[i] >> 6] = 0;
+      bw[queue[i] >> 6] = 0;
+    }
+    if (!settled || k >= left / 4) break;
+  }
+  rc = 0;
+out:
+  free(fw);
+  free(bw);
+  free(done);
+  free(queue);
+  return rc;
+}
+
+int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, uint32_t *comp, uint32_t *count) {
   uint32_t n = cs->n;
   const uint32_t *start = cs->start, *tg = cs->target;
   uint32_t *rindex = comp;
@@ -51,6 +159,7 @@ int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, int seq, uint32_t *co
   if (!is_root) return rc;
   memset(rindex, 0, (size_t)n * sizeof *rindex);
   uint32_t index = 1, c = n - 1;
+  if (!kind && n >= _hg_scc_giant_min && n > 1 && giant(cs, rindex, &c)) goto out;
   for (uint32_t s0 = 0; s0 < n; s0++) {
     if (rindex[s0] != 0) continue;
     if (st.fn == st.fcap && grow((void **)&st.f, &st.fcap, sizeof *st.f)) goto out;
@@ -74,18 +183,10 @@ int _hg_scc(const struct _hg_csr *cs, const uint8_t *kind, int seq, uint32_t *co
           rindex[w] = index++;
           _hg_bit_set(is_root, w);
           st.f[st.fn++] = (struct frame){w, start[w]};
-          if (seq) {
-            /* DFS view: the next nodes entered are most likely w + 1, w + 2
-             * ...: ask for their targets' indices well ahead. */
-            uint32_t a = w + SEQ_AHEAD < n ? w + SEQ_AHEAD : n - 1;
-            for (uint32_t k = start[a], i = 0; k < start[a + 1] && i < 8; k++, i++)
-              __builtin_prefetch(&rindex[tg[k]]);
-          } else {
-            /* overlap the next cache misses of this DFS chain */
-            for (uint32_t k = start[w], i = 0; k < start[w + 1] && i < 8; k++, i++) {
-              __builtin_prefetch(&rindex[tg[k]]);
-              __builtin_prefetch(&start[tg[k]]);
-            }
+          /* overlap the next cache misses of this DFS chain */
+          for (uint32_t k = start[w], i = 0; k < start[w + 1] && i < 8; k++, i++) {
+            __builtin_prefetch(&rindex[tg[k]]);
+            __builtin_prefetch(&start[tg[k]]);
           }
           descended = 1;
           break;
@@ -125,7 +226,7 @@ out:
 /* Biggest bytes first, then most members, then lowest first member (the
  * lowest address: members are in address order): independent of how the
  * components were numbered, so the report is the same whichever SCC path
- * (cached DFS view or the graph's own CSR) found them. */
+ * (cached view or the graph's own CSR) found them. */
 struct keyed {
   struct hg_cycle c;
   uint32_t low; /* lowest member node */
@@ -140,7 +241,7 @@ static int by_bytes_desc(const void *a, const void *b) {
 
 /* Reachability from the roots, for the "leaked" flag: independent of the
  * SCC, so it runs on the second core meanwhile (or inline if no thread).
- * With a cached DFS view it is a copy of the view's bitmap. */
+ * With a cached view it is a copy of the view's bitmap. */
 struct reach_job {
   const struct hg_graph *g;
   uint64_t *reach;
@@ -152,20 +253,20 @@ static void *reach_thread(void *arg) {
   return NULL;
 }
 
-/* Component ids per node (comp, n entries). With the cached DFS view the
- * SCC runs in its numbering (nodes entered nearly in order, prefetched
- * ahead) and the ids are scattered back to nodes; otherwise on the graph's
- * own CSR, filtering kinds on the fly (no copy to build). */
+/* Component ids per node (comp, n entries). With the cached view the SCC
+ * runs in its numbering (only retaining edges, so the giant-component step
+ * applies) and the ids are scattered back to nodes; otherwise on the
+ * graph's own CSR, filtering kinds on the fly (no copy to build). */
 static int components(const struct hg_graph *g, uint32_t *comp, uint32_t *ncomp) {
   const struct _hg_view *vw = _hg_view_get(g);
   uint32_t n = g->node_count;
   if (!vw) {
     struct _hg_csr cs = {n, g->edge_start, g->edge_target};
-    return _hg_scc(&cs, g->edge_kind, 0, comp, ncomp);
+    return _hg_scc(&cs, g->edge_kind, comp, ncomp);
   }
   uint32_t *cx = _hg_malloc_big(((size_t)n + 1) * sizeof *cx);
   if (!cx) return HG_ENOMEM;
-  int rc = _hg_scc(&vw->c, NULL, 1, cx, ncomp);
+  int rc = _hg_scc(&vw->c, NULL, cx, ncomp);
   if (!rc)
     for (uint32_t x = 0; x < n; x++) {
       if (x + 32 < n) __builtin_prefetch(&comp[vw->node[x + 32]], 1);

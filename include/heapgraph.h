@@ -538,7 +538,7 @@ HG_API int hg_capture(const char *path, const struct hg_options *o);
 HG_API int hg_edge_kind_retains(uint32_t kind);
 
 /* Analysis cache. hg_dominators_compute leaves derived data on the graph
- * (its retaining edges renumbered in DFS preorder and root reachability:
+ * (its retaining edges renumbered in BFS order and root reachability:
  * ~4 bytes per node plus 4 per retaining edge) that later analyses reuse —
  * hg_leaks_find, hg_cycles_find and the heapsnapshot export then skip their
  * own whole-graph passes; results are identical with or without it.
@@ -559,13 +559,14 @@ struct hg_dominators {
   /* retained[n]: bytes freed if n went away (n's size plus everything it
    * dominates); 0 for unreachable nodes. */
   uint64_t *retained;
-  /* The reachable nodes in DFS preorder: every node after its dominator. */
+  /* The reachable nodes in BFS order from the roots: every node after its
+   * dominator. */
   uint32_t *order;
 };
 /* Dominator tree and retained sizes over the retaining edges (weak and
  * unowned edges excluded): iterative Cooper-Harvey-Kennedy with a SEMI-NCA
  * fallback, on a compact retaining-edge copy (no reverse CSR needed). Starts
- * one helper thread that only reads the graph; leaves its DFS view on the
+ * one helper thread that only reads the graph; leaves its view on the
  * graph for later analyses (see hg_graph_drop_cache). 0, HG_ENOMEM, HG_EINVAL. */
 HG_API int hg_dominators_compute(struct hg_graph *g, struct hg_dominators **out);
 HG_API void hg_dominators_free(struct hg_dominators *d);
