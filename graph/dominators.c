@@ -90,18 +90,6 @@ static uint64_t *retaining_bits(const struct edges *g, size_t *count) {
   return b;
 }
 
-static uint32_t bits_in(const uint64_t *b, uint32_t lo, uint32_t hi) {
-  uint32_t k = 0;
-  while (lo < hi) {
-    uint32_t sh = lo & 63, take = 64 - sh < hi - lo ? 64 - sh : hi - lo;
-    uint64_t x = b[lo >> 6] >> sh;
-    if (take < 64) x &= ((uint64_t)1 << take) - 1;
-    k += (uint32_t)__builtin_popcountll(x);
-    lo += take;
-  }
-  return k;
-}
-
 /* A DFS is a chain of dependent cache misses: target -> its number and
  * edge range -> its edges -> their targets' numbers ... So the DFS proper
  * does as little per edge as it can: the visited test is a bitmap (1 bit a
@@ -118,15 +106,9 @@ static uint32_t bits_in(const uint64_t *b, uint32_t lo, uint32_t hi) {
  * targets are requested ahead instead of being found by dependent misses
  * (parent -> node -> edges -> target). */
 struct dn {
-  uint32_t first;  /* target of the first retaining edge (none: the node) */
-  uint32_t ff;     /* first's first; bit 31: MIXED (see below)            */
+  uint32_t first;  /* target of the first edge (none: the node) */
+  uint32_t ff;     /* first's first                              */
 };
-
-/* MIXED marks a node with a non-retaining edge: only such nodes look at
- * the retaining-edge bitmap (one cache miss less per node for the rest).
- * Node indices and numbers then stay below bit 31; a graph of 2^31 nodes or
- * more (flags unusable) tests the bitmap for every node. */
-#define MIXED ((uint32_t)1 << 31)
 
 struct frame {
   uint32_t w;     /* preorder number                            */
@@ -139,19 +121,17 @@ struct frame {
 /* Numbers reached nodes 1..cnt in preorder (order[num-1]; seen marks them)
  * and records parent[num]; stk has room for cnt + 1 frames (only as deep
  * as the DFS goes is touched). It also lays out the renumbered CSR p of
- * the reached nodes (slot num - 1, retaining edges in the graph's order):
+ * the reached nodes (slot num - 1, edges in the graph's order; the DFS
+ * runs only on a CSR of retaining edges, semi_nca()'s copy):
  * a node's slot range is fixed when it is entered (entries come in number
  * order, so the ranges are a running sum) and each edge's target node is
  * written there when the DFS looks at it — near the ranges just written,
  * so no separate gather pass. Returns cnt. */
-static uint32_t dfs(const struct edges *g, const uint64_t *rb, const struct dn *nd,
-                    const uint32_t *entries,
+static uint32_t dfs(const struct edges *g, const struct dn *nd, const uint32_t *entries,
                     uint32_t entry_count, uint64_t *seen, uint32_t *order, uint32_t *parent,
                     struct frame *stk, struct _hg_csr *p) {
   uint32_t n = g->n, cnt = 0, *ps = p->start, *pt = p->target;
   const uint32_t *es = g->start, *tg = g->target;
-  int flags = n < MIXED;
-  uint32_t wmask = flags ? MIXED - 1 : UINT32_MAX;
   ps[0] = 0;
   for (uint32_t i = 0; i < entry_count; i++) {
     uint32_t t = entries[i];
@@ -162,35 +142,26 @@ static uint32_t dfs(const struct edges *g, const uint64_t *rb, const struct dn *
       /* Enter t (unvisited) as a child of `from`. */
       uint32_t q = ++cnt, s0 = es[t], s1 = es[t + 1], k = s1 - s0;
       const struct dn *x = &nd[t];
-      uint32_t mixed = !rb ? 0 : flags ? x->ff & MIXED : MIXED;
       _hg_bit_set(seen, t);
       order[q - 1] = t;
       parent[q] = from;
       if (s0 < s1) {
-        uint32_t ff = x->ff & wmask;
         __builtin_prefetch(&nd[x->first]);
         __builtin_prefetch(&es[x->first]);
-        __builtin_prefetch(&nd[ff]);
-        __builtin_prefetch(&es[ff]);
+        __builtin_prefetch(&nd[x->ff]);
+        __builtin_prefetch(&es[x->ff]);
         __builtin_prefetch(&tg[s0]);
       }
-      if (mixed) k = bits_in(rb, s0, s1);
       ps[q] = ps[q - 1] + k;
-      /* Edge s0's target: the record's first unless some edge does not
-       * retain (then the first retaining edge may come later). */
-      uint32_t u0 = s0 >= s1 ? 0 : mixed ? tg[s0] : x->first;
-      stk[sp++] = (struct frame){q | (flags ? mixed : 0), s0, s1, u0, ps[q - 1]};
+      stk[sp++] = (struct frame){q, s0, s1, s0 < s1 ? x->first : 0, ps[q - 1]};
       /* Find the next unvisited target from the top frame, popping
        * finished ones. */
       for (;;) {
         struct frame *f = &stk[sp - 1];
         uint32_t e = f->e, end = f->end, u = f->next, slot = f->slot;
-        int all = !rb || (flags && !(f->w & MIXED)); /* every edge retains */
         while (e < end) {
-          if (all || _hg_bit(rb, e)) {
-            pt[slot++] = u;
-            if (!_hg_bit(seen, u)) break;
-          }
+          pt[slot++] = u;
+          if (!_hg_bit(seen, u)) break;
           if (++e < end) u = tg[e];
         }
         if (e < end) { /* descend into u through edge e */
@@ -201,7 +172,7 @@ static uint32_t dfs(const struct edges *g, const uint64_t *rb, const struct dn *
             __builtin_prefetch(&nd[f->next]);
             __builtin_prefetch(&es[f->next]);
           }
-          from = f->w & wmask;
+          from = f->w;
           t = u;
           break;
         }
@@ -664,7 +635,7 @@ static void *side_run(void *arg) {
 /* The DFS numbering of the fallback: numbers the nodes reached from the
  * entries in preorder (order, parent) and turns p into the renumbered CSR
  * over the whole graph (num: each node's number). 0 or HG_ENOMEM. */
-static int dfs_number(const struct edges *g, const uint64_t *rb, const uint32_t *entries,
+static int dfs_number(const struct edges *g, const uint32_t *entries,
                       uint32_t entry_count, uint32_t *order, uint32_t *parent, uint32_t *num,
                       struct _hg_csr *p, uint32_t *reached) {
   uint32_t n = g->n;
@@ -675,20 +646,12 @@ static int dfs_number(const struct edges *g, const uint64_t *rb, const uint32_t 
   uint64_t *seen = _hg_bits_new(n);
   int rc = HG_ENOMEM;
   if (!nd || !stk || !seen) goto out;
-  for (uint32_t v = 0; v < n; v++) {
-    uint32_t e = es[v], end = es[v + 1], k = end - e;
-    if (rb) {
-      while (e < end && !_hg_bit(rb, e)) e++;
-      k = bits_in(rb, e, end);
-    }
-    nd[v].first = e < end ? tg[e] : v;
-    nd[v].ff = rb && n < MIXED && k != es[v + 1] - es[v] ? MIXED : 0;
-  }
+  for (uint32_t v = 0; v < n; v++) nd[v].first = es[v] < es[v + 1] ? tg[es[v]] : v;
   for (uint32_t v = 0; v < n; v++) {
     if (v + 16 < n) __builtin_prefetch(&nd[nd[v + 16].first]);
-    nd[v].ff |= nd[nd[v].first].first;
+    nd[v].ff = nd[nd[v].first].first;
   }
-  *reached = dfs(g, rb, nd, entries, entry_count, seen, order, parent, stk, p);
+  *reached = dfs(g, nd, entries, entry_count, seen, order, parent, stk, p);
   free(stk);
   stk = NULL;
   free(nd);
@@ -726,7 +689,7 @@ static int semi_nca(const struct _hg_csr *p, uint32_t cnt, const uint64_t *is_en
   if (!ent || !order || !parent || !num || !is_entry2 || !q.start || !q.target) goto out;
   for (uint32_t w = 1; w <= cnt; w++)
     if (_hg_bit(is_entry, w)) ent[k++] = w - 1;
-  if (dfs_number(&pe, NULL, ent, k, order, parent, num, &q, &cnt2)) goto out;
+  if (dfs_number(&pe, ent, k, order, parent, num, &q, &cnt2)) goto out;
   for (uint32_t i = 0; i < k; i++) _hg_bit_set(is_entry2, num[ent[i]] + 1);
   if (!(pstart = _hg_malloc_big((m + 1) * sizeof *pstart))) goto out;
   if (build_preds(&q, cnt2, pstart, &preds)) goto out;
