@@ -32,7 +32,8 @@
 struct sb {
   struct hg_graph *g;
   struct hg_dominators *d;
-  uint32_t *parent, *seed;     /* step_parents, computed beside the dominators */
+  struct step *st;             /* step_parents, computed beside the dominators */
+  struct hg_leaks *leaks;      /* hg_leaks_find's, computed after them         */
   struct _hg_arena *a;
   const struct hg_fleet_summary_options *opt;
   struct hg_fleet_sig *sigs;
@@ -153,67 +154,69 @@ static void root_step(const struct hg_graph *g, const struct hg_root *r, char *b
  * TLS, thread stacks, registers, other memory; blocks reached from one
  * kind are final before the next starts. A stale conservative word (a dead
  * thread's cached stack) then never replaces the path the app's own
- * structure gives. parent[v]: the block it was reached from, HG_SUPER_ROOT
- * for a root's target (seed[v]: that root), HG_NONE when not reached.
+ * structure gives. st[v].parent: the block it was reached from, HG_SUPER_ROOT
+ * for a root's target (st[v].seed: that root), HG_NONE when not reached.
  */
-static int step_parents(const struct hg_graph *g, uint32_t *parent, uint32_t *seed) {
+struct step {       /* one block's record in the search, 16 bytes: one line */
+  uint32_t dist;    /* steps from the roots, UINT32_MAX: not reached yet    */
+  uint32_t key;     /* step_key: read with dist for every edge into it      */
+  uint32_t parent;  /* the block it was reached from, HG_SUPER_ROOT, HG_NONE */
+  uint32_t seed;    /* the root, for a root's target                        */
+};
+
+static int step_parents(const struct hg_graph *g, struct step *st) {
   static const uint32_t kinds[] = {HG_ROOT_GLOBAL, HG_ROOT_TLS, HG_ROOT_STACK, HG_ROOT_REGISTER,
                                    HG_ROOT_OTHER};
   uint32_t n = g->node_count;
-  uint32_t *dist = _hg_malloc_big((size_t)n * sizeof *dist), *cur = _hg_malloc_big((size_t)n * sizeof *cur),
-           *next = _hg_malloc_big((size_t)n * sizeof *next);
-  int rc = (!dist || !cur || !next) ? HG_ENOMEM : 0;
-  if (!rc) {
-    memset(parent, 0xff, (size_t)n * sizeof *parent);
-    memset(dist, 0xff, (size_t)n * sizeof *dist);
-  }
+  const uint32_t *es = g->edge_start, *et = g->edge_target;
+  const uint8_t *ek = g->edge_kind;
+  uint32_t *cur = _hg_malloc_big((size_t)n * sizeof *cur), *next = _hg_malloc_big((size_t)n * sizeof *next);
+  int rc = (!cur || !next) ? HG_ENOMEM : 0;
+  for (uint32_t v = 0; !rc && v < n; v++) st[v] = (struct step){UINT32_MAX, step_key(g, v), HG_NONE, 0};
   for (size_t k = 0; !rc && k < sizeof kinds / sizeof *kinds; k++) {
     uint32_t nn = 0, nc = 0;
     for (uint32_t r = 0; r < g->root_count; r++) {
       uint32_t t = g->roots[r].target;
-      if (g->roots[r].kind != kinds[k] || t >= n || dist[t] != UINT32_MAX) continue;
-      dist[t] = 0;
-      parent[t] = HG_SUPER_ROOT;
-      seed[t] = r;
+      if (g->roots[r].kind != kinds[k] || t >= n || st[t].dist != UINT32_MAX) continue;
+      st[t].dist = 0;
+      st[t].parent = HG_SUPER_ROOT;
+      st[t].seed = r;
       cur[nc++] = t;
     }
     for (uint32_t d = 0; nc; d++) {
       nn = 0;
       while (nc) { /* cur: level d, grows by 0-cost edges; next: level d + 1 */
-        /* The stack's next blocks are known: their edge ranges, edges and
-         * targets' records are requested ahead (nothing else changes: a
-         * 0-cost push lands on top and only delays what was requested). */
+        /* The stack's next blocks are known: their edge ranges and records,
+         * their edges, their targets' records are requested ahead (nothing
+         * else changes: a 0-cost push lands on top and only delays what was
+         * requested). */
         if (nc > 24) {
           uint32_t u = cur[nc - 25];
-          __builtin_prefetch(&g->edge_start[u]);
-          __builtin_prefetch(&dist[u]);
-          __builtin_prefetch(&g->node_class[u]);
+          __builtin_prefetch(&es[u]);
+          __builtin_prefetch(&st[u]);
         }
         if (nc > 12) {
-          uint32_t e = g->edge_start[cur[nc - 13]];
-          __builtin_prefetch(&g->edge_target[e]);
-          __builtin_prefetch(&g->edge_kind[e]);
+          uint32_t e = es[cur[nc - 13]];
+          __builtin_prefetch(&et[e]);
+          __builtin_prefetch(&ek[e]);
         }
         if (nc > 4) {
           uint32_t u = cur[nc - 5];
-          for (uint32_t e = g->edge_start[u], k = 0; e < g->edge_start[u + 1] && k < 4; e++, k++) {
-            uint32_t t = g->edge_target[e] < n ? g->edge_target[e] : 0;
-            __builtin_prefetch(&dist[t], 1);
-            __builtin_prefetch(&g->node_class[t]);
-            __builtin_prefetch(&parent[t], 1);
-          }
+          for (uint32_t e = es[u], k = 0; e < es[u + 1] && k < 4; e++, k++)
+            __builtin_prefetch(&st[et[e] < n ? et[e] : 0], 1);
         }
         uint32_t v = cur[--nc];
-        if (dist[v] != d) continue; /* reached again at a lower level */
-        uint32_t kv = step_key(g, v);
-        for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1]; e++) {
-          uint32_t t = g->edge_target[e];
-          if (t >= n || !_hg_retains(g->edge_kind[e])) continue;
-          uint32_t nd = d + (step_key(g, t) != kv);
-          if (dist[t] <= nd) continue;
-          int fresh = dist[t] == UINT32_MAX;
-          dist[t] = nd;
-          parent[t] = v;
+        if (st[v].dist != d) continue; /* reached again at a lower level */
+        uint32_t kv = st[v].key;
+        for (uint32_t e = es[v], end = es[v + 1]; e < end; e++) {
+          uint32_t t = et[e];
+          if (t >= n || !_hg_retains(ek[e])) continue;
+          struct step *s = &st[t];
+          uint32_t nd = d + (s->key != kv);
+          if (s->dist <= nd) continue;
+          int fresh = s->dist == UINT32_MAX;
+          s->dist = nd;
+          s->parent = v;
           if (nd == d) cur[nc++] = t;
           else if (fresh) next[nn++] = t;
         }
@@ -224,9 +227,8 @@ static int step_parents(const struct hg_graph *g, uint32_t *parent, uint32_t *se
       nc = nn;
     }
     for (uint32_t v = 0; v < n; v++) /* reached: final for the next kinds */
-      if (dist[v] != UINT32_MAX) dist[v] = 0;
+      if (st[v].dist != UINT32_MAX) st[v].dist = 0;
   }
-  free(dist);
   free(cur);
   free(next);
   return rc;
@@ -245,7 +247,7 @@ static int retention(struct sb *b) {
   uint32_t n = g->node_count;
   if (!n || !d->reachable_count) return 0;
   uint64_t *top_bits = _hg_bits_new(n);
-  uint32_t *parent = NULL, *seed = NULL;
+  struct step *st = NULL;
   struct holder *cands = NULL;
   uint32_t cap = 0;
   uint32_t *top = malloc(HG_FLEET_TOP_HOLDERS * sizeof *top);
@@ -256,10 +258,9 @@ static int retention(struct sb *b) {
   uint32_t nt = hg_dominators_top(d, HG_FLEET_TOP_HOLDERS, top);
   for (uint32_t i = 0; i < nt; i++) _hg_bit_set(top_bits, top[i]);
 #define IS_CAND(v) (d->retained[v] >= HG_FLEET_HOLDER_BYTES || _hg_bit(top_bits, v))
-  parent = b->parent; /* taken: freed here */
-  seed = b->seed;
-  b->parent = b->seed = NULL;
-  if (!parent || !seed) goto out;
+  st = b->st; /* taken: freed here */
+  b->st = NULL;
+  if (!st) goto out;
   for (uint32_t v = 0; v < n; v++) { /* in index order: reads retained[] sequentially */
     if (!IS_CAND(v)) continue;
     uint32_t p = d->idom[v], from = v;
@@ -268,7 +269,7 @@ static int retention(struct sb *b) {
      * the block its path comes from: skipped when the owner dominates it
      * and is a holder (its bytes are the owner's already), else reported
      * under the owner's path. */
-    uint32_t k = step_key(g, v), q = parent[v];
+    uint32_t k = step_key(g, v), q = st[v].parent;
     if ((k == 0 || k == STEP_REGION) && q < n && step_key(g, q) != 0 && step_key(g, q) != STEP_REGION) {
       if (p == q && IS_CAND(q)) continue;
       from = q;
@@ -294,7 +295,7 @@ static int retention(struct sb *b) {
      * HG_FLEET_MAX_STEPS - 2 steps nearest the holder. */
     uint32_t u = cands[i].from, nrev = 0, total = 0, key = step_key(g, u), first = u, w = 0;
     for (; w < MAX_WALK; w++) {
-      uint32_t p = parent[u];
+      uint32_t p = st[u].parent;
       if (p < n && step_key(g, p) == key) {
         u = first = p;
         continue;
@@ -315,7 +316,7 @@ static int retention(struct sb *b) {
       key = step_key(g, u);
     }
     uint32_t ns = 0;
-    if (w < MAX_WALK && parent[u] == HG_SUPER_ROOT) root_step(g, &g->roots[seed[u]], rootbuf, sizeof rootbuf);
+    if (w < MAX_WALK && st[u].parent == HG_SUPER_ROOT) root_step(g, &g->roots[st[u].seed], rootbuf, sizeof rootbuf);
     else snprintf(rootbuf, sizeof rootbuf, "(deep)");
     steps[ns++] = rootbuf;
     if (total > nrev) steps[ns++] = "\xe2\x80\xa6"; /* … */
@@ -328,8 +329,7 @@ out:
   free(top_bits);
   free(cands);
   free(top);
-  free(parent);
-  free(seed);
+  free(st);
   return rc;
 }
 
@@ -342,9 +342,10 @@ static int cmp_str(const void *x, const void *y) {
 static int leaks(struct sb *b, uint64_t *leaked_bytes) {
   struct hg_graph *g = b->g;
   const struct hg_dominators *d = b->d;
-  struct hg_leaks *l = NULL;
-  int rc = hg_leaks_find(g, &l);
-  if (rc) return rc;
+  struct hg_leaks *l = b->leaks; /* taken: freed here */
+  int rc = 0;
+  b->leaks = NULL;
+  if (!l) return HG_ENOMEM;
   *leaked_bytes = l->leaked_bytes;
   uint64_t *seen = _hg_bits_new(g->node_count);
   uint32_t *q = malloc(LEAK_BFS * sizeof *q);
@@ -567,16 +568,28 @@ static int by_sig(const void *x, const void *y) {
   return a->hash < c->hash ? -1 : a->hash > c->hash;
 }
 
-/* The retention paths' BFS parents (step_parents) need the graph only, so
- * they are computed on the second core while the dominators are (jobs.c:
- * on the calling thread first when no thread can be had). */
-struct parents_job { const struct hg_graph *g; uint32_t *parent, *seed; int rc; };
+/* The retention paths' BFS parents (step_parents), then the leaks, need
+ * the graph only, so they are computed on the second core while the
+ * dominators are: a long job (jobs.c), so the dominators keep to this
+ * core until it ends instead of sharing the other one three ways (on the
+ * calling thread first when no thread can be had). */
+struct parents_job { const struct hg_graph *g; struct step *st; struct hg_leaks *leaks; int rc; };
 static void *parents_main(void *arg) {
   struct parents_job *p = arg;
   uint32_t n = p->g->node_count;
-  p->parent = _hg_malloc_big((size_t)n * sizeof *p->parent);
-  p->seed = _hg_malloc_big((size_t)n * sizeof *p->seed);
-  p->rc = !p->parent || !p->seed ? HG_ENOMEM : step_parents(p->g, p->parent, p->seed);
+  p->st = _hg_malloc_big((size_t)n * sizeof *p->st);
+  p->rc = !p->st ? HG_ENOMEM : step_parents(p->g, p->st);
+  if (p->rc) return NULL;
+  /* What the search reached is root reachability, closed under retaining
+   * edges: the leaks start from it, still beside the dominators. */
+  uint64_t *reach = _hg_bits_new(n);
+  if (!reach) {
+    p->rc = HG_ENOMEM;
+    return NULL;
+  }
+  for (uint32_t v = 0; v < n; v++)
+    if (p->st[v].dist != UINT32_MAX) _hg_bit_set(reach, v);
+  p->rc = _hg_leaks_find_from(p->g, reach, &p->leaks);
   return NULL;
 }
 
@@ -589,11 +602,11 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
   struct sb b = {.g = g, .a = &a, .opt = opt};
   struct parents_job pj = {g, NULL, NULL, 0};
   struct _hg_job job;
-  if (g->node_count) _hg_job_start(&job, parents_main, &pj, 1);
+  if (g->node_count) _hg_job_start_long(&job, parents_main, &pj);
   int rc = hg_dominators_compute(g, &b.d);
   if (g->node_count) _hg_job_wait(&job);
-  b.parent = pj.parent;
-  b.seed = pj.seed;
+  b.st = pj.st;
+  b.leaks = pj.leaks;
   if (!rc) rc = pj.rc;
   s->format = HG_FLEET_SUMMARY_FORMAT;
   if (!rc) {
@@ -622,8 +635,8 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
     }
   }
   hg_dominators_free(b.d);
-  free(b.parent); /* when retention did not take them */
-  free(b.seed);
+  free(b.st); /* when retention or leaks did not take them */
+  hg_leaks_free(b.leaks);
   free(b.sigs);
   free(b.slot);
   if (rc) {
