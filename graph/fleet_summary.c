@@ -33,7 +33,9 @@ struct sb {
   struct hg_graph *g;
   struct hg_dominators *d;
   struct step *st;             /* step_parents, computed beside the dominators */
-  struct hg_leaks *leaks;      /* hg_leaks_find's, computed after them         */
+  struct hg_leaks *leaks;      /* _hg_leaks_find_from's, computed after them   */
+  struct leak_sig *leak_sigs;  /* and the first root leaks' signature steps    */
+  uint32_t nleak_sigs;
   struct _hg_arena *a;
   const struct hg_fleet_summary_options *opt;
   struct hg_fleet_sig *sigs;
@@ -339,18 +341,24 @@ static int cmp_str(const void *x, const void *y) {
   return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-static int leaks(struct sb *b, uint64_t *leaked_bytes) {
-  struct hg_graph *g = b->g;
-  const struct hg_dominators *d = b->d;
-  struct hg_leaks *l = b->leaks; /* taken: freed here */
-  int rc = 0;
-  b->leaks = NULL;
-  if (!l) return HG_ENOMEM;
-  *leaked_bytes = l->leaked_bytes;
+/* A root leak's signature steps: "cycle" or "single", then its classes. */
+struct leak_sig {
+  const char *steps[LEAK_CLASSES + 2]; /* class names: the graph's, or literals */
+  uint32_t n;
+  uint64_t bytes;
+};
+
+/* The signatures of the first MAX_LEAKS root leaks of l (*out, *count),
+ * given `rooted`: root reachability. Reads the graph only, so it runs on
+ * the second core with the leaks (parents_main). */
+static int leak_sigs(const struct hg_graph *g, const struct hg_leaks *l, const uint64_t *rooted,
+                     struct leak_sig **out, uint32_t *count) {
+  uint32_t nl = l->count < MAX_LEAKS ? l->count : MAX_LEAKS;
+  struct leak_sig *ls = malloc(((size_t)nl + 1) * sizeof *ls);
   uint64_t *seen = _hg_bits_new(g->node_count);
   uint32_t *q = malloc(LEAK_BFS * sizeof *q);
-  if (!seen || !q) rc = HG_ENOMEM;
-  for (uint32_t i = 0; i < l->count && i < MAX_LEAKS && !rc && !b->err; i++) {
+  int rc = !ls || !seen || !q ? HG_ENOMEM : 0;
+  for (uint32_t i = 0; i < nl && !rc; i++) {
     const struct hg_leak *k = &l->leaks[i];
     /* Breadth-first over leaked blocks from the root leak: its classes. */
     uint32_t nq = 0, head = 0;
@@ -361,16 +369,15 @@ static int leaks(struct sb *b, uint64_t *leaked_bytes) {
       for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && nq < LEAK_BFS; e++) {
         uint32_t t = g->edge_target[e];
         if (!_hg_retains(g->edge_kind[e]) || t >= g->node_count || _hg_bit(seen, t)) continue;
-        if (d->idom[t] != HG_NONE) continue; /* reachable: not part of the leak */
+        if (_hg_bit(rooted, t)) continue; /* reachable: not part of the leak */
         _hg_bit_set(seen, t);
         q[nq++] = t;
       }
     }
-    const char *cls[LEAK_CLASSES + 1];
+    const char **cls = ls[i].steps + 1;
     uint32_t nk = 0;
     int cycle = k->group_count > 1;
-    const char *rootcls = step_class(g, step_key(g, k->node));
-    if (!cycle) cls[nk++] = rootcls; /* a lone block: its class leads */
+    if (!cycle) cls[nk++] = step_class(g, step_key(g, k->node)); /* a lone block: its class leads */
     uint32_t first = nk;
     for (uint32_t j = 0; j < nq; j++) {
       seen[q[j] >> 6] &= ~((uint64_t)1 << (q[j] & 63));
@@ -380,16 +387,26 @@ static int leaks(struct sb *b, uint64_t *leaked_bytes) {
       if (!dup && nk < LEAK_CLASSES) cls[nk++] = c;
     }
     qsort(cls + first, nk - first, sizeof *cls, cmp_str);
-    const char *steps[LEAK_CLASSES + 2];
-    steps[0] = cycle ? "cycle" : "single";
-    memcpy(steps + 1, cls, nk * sizeof *cls);
-    add_sig(b, HG_FLEET_LEAK, steps, nk + 1, k->owned_bytes, 1);
+    ls[i].steps[0] = cycle ? "cycle" : "single";
+    ls[i].n = nk + 1;
+    ls[i].bytes = k->owned_bytes;
   }
-  if (!rc) rc = b->err;
   free(seen);
   free(q);
-  hg_leaks_free(l);
-  return rc;
+  if (rc) {
+    free(ls);
+    return rc;
+  }
+  *out = ls;
+  *count = nl;
+  return 0;
+}
+
+static int leaks(struct sb *b, uint64_t *leaked_bytes) {
+  *leaked_bytes = b->leaks->leaked_bytes;
+  for (uint32_t i = 0; i < b->nleak_sigs && !b->err; i++)
+    add_sig(b, HG_FLEET_LEAK, b->leak_sigs[i].steps, b->leak_sigs[i].n, b->leak_sigs[i].bytes, 1);
+  return b->err;
 }
 
 /* ---- Allocation sites and large allocations ---- */
@@ -573,23 +590,35 @@ static int by_sig(const void *x, const void *y) {
  * dominators are: a long job (jobs.c), so the dominators keep to this
  * core until it ends instead of sharing the other one three ways (on the
  * calling thread first when no thread can be had). */
-struct parents_job { const struct hg_graph *g; struct step *st; struct hg_leaks *leaks; int rc; };
+struct parents_job {
+  const struct hg_graph *g;
+  struct step *st;
+  struct hg_leaks *leaks;
+  struct leak_sig *sigs;
+  uint32_t nsigs;
+  int rc;
+};
 static void *parents_main(void *arg) {
   struct parents_job *p = arg;
   uint32_t n = p->g->node_count;
   p->st = _hg_malloc_big((size_t)n * sizeof *p->st);
   p->rc = !p->st ? HG_ENOMEM : step_parents(p->g, p->st);
   if (p->rc) return NULL;
-  /* What the search reached is root reachability, closed under retaining
-   * edges: the leaks start from it, still beside the dominators. */
-  uint64_t *reach = _hg_bits_new(n);
-  if (!reach) {
-    p->rc = HG_ENOMEM;
-    return NULL;
+  /* What the search reached is closed under retaining edges: with the
+   * roots of no kind it takes (none in a valid snapshot) added, it is root
+   * reachability, the dominators' reached set. The leaks start from it,
+   * still beside the dominators. */
+  size_t words = (size_t)n / 64 + 1;
+  uint64_t *rooted = _hg_bits_new(n), *reach = NULL;
+  if (rooted) {
+    for (uint32_t v = 0; v < n; v++)
+      if (p->st[v].dist != UINT32_MAX) _hg_bit_set(rooted, v);
+    rooted = _hg_reachable_from(p->g, rooted, 0);
   }
-  for (uint32_t v = 0; v < n; v++)
-    if (p->st[v].dist != UINT32_MAX) _hg_bit_set(reach, v);
-  p->rc = _hg_leaks_find_from(p->g, reach, &p->leaks);
+  if (rooted && (reach = malloc(words * sizeof *reach))) memcpy(reach, rooted, words * sizeof *reach);
+  p->rc = !reach ? HG_ENOMEM : _hg_leaks_find_from(p->g, reach, &p->leaks);
+  if (!p->rc) p->rc = leak_sigs(p->g, p->leaks, rooted, &p->sigs, &p->nsigs);
+  free(rooted);
   return NULL;
 }
 
@@ -600,13 +629,15 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
   struct hg_fleet_summary *s = _hg_fa_result(&a, sizeof *s);
   if (!s) return HG_ENOMEM;
   struct sb b = {.g = g, .a = &a, .opt = opt};
-  struct parents_job pj = {g, NULL, NULL, 0};
+  struct parents_job pj = {g, NULL, NULL, NULL, 0, 0};
   struct _hg_job job;
   if (g->node_count) _hg_job_start_long(&job, parents_main, &pj);
   int rc = hg_dominators_compute(g, &b.d);
   if (g->node_count) _hg_job_wait(&job);
   b.st = pj.st;
   b.leaks = pj.leaks;
+  b.leak_sigs = pj.sigs;
+  b.nleak_sigs = pj.nsigs;
   if (!rc) rc = pj.rc;
   s->format = HG_FLEET_SUMMARY_FORMAT;
   if (!rc) {
@@ -635,8 +666,9 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
     }
   }
   hg_dominators_free(b.d);
-  free(b.st); /* when retention or leaks did not take them */
+  free(b.st); /* when retention did not take it */
   hg_leaks_free(b.leaks);
+  free(b.leak_sigs);
   free(b.sigs);
   free(b.slot);
   if (rc) {
