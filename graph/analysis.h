@@ -36,6 +36,9 @@ void _hg_job_start(struct _hg_job *j, void *(*fn)(void *), void *arg, int want_t
  * that keeps the second core: until it returns, this thread's own
  * _hg_job_start calls run inline. Pair with _hg_job_wait. */
 void _hg_job_start_long(struct _hg_job *j, void *(*fn)(void *), void *arg);
+/* Called by a long job's function: from now on it shares the second core
+ * (the starting thread's jobs get threads again). */
+void _hg_job_release(struct _hg_job *j);
 /* Returns once the job is done (at once when it ran here); j may be a
  * zeroed job never started. */
 void _hg_job_wait(struct _hg_job *j);

@@ -588,10 +588,11 @@ static int by_sig(const void *x, const void *y) {
 /* The retention paths' BFS parents (step_parents), then the leaks, need
  * the graph only, so they are computed on the second core while the
  * dominators are: a long job (jobs.c), so the dominators keep to this
- * core until it ends instead of sharing the other one three ways (on the
- * calling thread first when no thread can be had). */
+ * core until the search ends instead of sharing the other one three ways
+ * (on the calling thread first when no thread can be had). */
 struct parents_job {
   const struct hg_graph *g;
+  struct _hg_job *self;
   struct step *st;
   struct hg_leaks *leaks;
   struct leak_sig *sigs;
@@ -603,6 +604,9 @@ static void *parents_main(void *arg) {
   uint32_t n = p->g->node_count;
   p->st = _hg_malloc_big((size_t)n * sizeof *p->st);
   p->rc = !p->st ? HG_ENOMEM : step_parents(p->g, p->st);
+  /* The leaks below are a fraction of that work: from here the dominators
+   * may take the second core back when they have work for it. */
+  _hg_job_release(p->self);
   if (p->rc) return NULL;
   /* What the search reached is closed under retaining edges: with the
    * roots of no kind it takes (none in a valid snapshot) added, it is root
@@ -629,8 +633,8 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
   struct hg_fleet_summary *s = _hg_fa_result(&a, sizeof *s);
   if (!s) return HG_ENOMEM;
   struct sb b = {.g = g, .a = &a, .opt = opt};
-  struct parents_job pj = {g, NULL, NULL, NULL, 0, 0};
   struct _hg_job job;
+  struct parents_job pj = {g, &job, NULL, NULL, NULL, 0, 0};
   if (g->node_count) _hg_job_start_long(&job, parents_main, &pj);
   int rc = hg_dominators_compute(g, &b.d);
   if (g->node_count) _hg_job_wait(&job);

@@ -10,7 +10,7 @@
  * the dominators) do not share one core between three threads, where a
  * helper that lost its core would stall every level the dominators wait
  * for. Only the starting thread is affected (thread-local), and only until
- * the long job returns.
+ * the long job returns or lets the core go (_hg_job_release).
  */
 #include "graph/analysis.h"
 
@@ -40,6 +40,8 @@ void _hg_job_start_long(struct _hg_job *j, void *(*fn)(void *), void *arg) {
   }
   held = j;
 }
+
+void _hg_job_release(struct _hg_job *j) { __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE); }
 
 void _hg_job_wait(struct _hg_job *j) {
   if (j->threaded) pthread_join(j->th, NULL);

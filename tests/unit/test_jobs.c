@@ -1,7 +1,8 @@
 /*
  * test_jobs.c — graph/jobs.c: a job runs on a helper thread when asked;
  * while a long job (_hg_job_start_long) of this thread runs, this thread's
- * jobs run inline; once it has returned, or on another thread, they do not.
+ * jobs run inline; once it has returned or released the core
+ * (_hg_job_release), or on another thread, they do not.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -70,6 +71,31 @@ static void test_long_job_holds_the_core(void) {
   CHECK(!pthread_equal(w.tid, pthread_self()));
 }
 
+static struct _hg_job rj;
+static int released;
+static void *release_then_spin(void *arg) { /* lets the core go, then holds on */
+  (void)arg;
+  _hg_job_release(&rj);
+  __atomic_store_n(&released, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE)) sched_yield();
+  return NULL;
+}
+
+static void test_release(void) {
+  struct _hg_job j;
+  struct where w = {0};
+  go = released = 0;
+  _hg_job_start_long(&rj, release_then_spin, NULL);
+  REQUIRE(rj.threaded);
+  while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE)) sched_yield();
+  _hg_job_start(&j, record, &w, 1); /* still running, but released */
+  _hg_job_wait(&j);
+  CHECK(w.ran);
+  CHECK(!pthread_equal(w.tid, pthread_self()));
+  __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+  _hg_job_wait(&rj);
+}
+
 static void test_plain_jobs(void) {
   struct _hg_job j;
   struct where w = {0};
@@ -84,5 +110,6 @@ static void test_plain_jobs(void) {
 int main(void) {
   RUN(test_plain_jobs);
   RUN(test_long_job_holds_the_core);
+  RUN(test_release);
   return hg_test_done();
 }
