@@ -72,7 +72,7 @@ for n in ${HG_BENCH_TOP_NODES:-10000000}; do
   [ -f "$snap" ] || "$GEN" "$snap" "$n" 3 write >/dev/null
   ROWS=$B/bench/top_rows.txt
   : >"$ROWS"
-  echo "bench-top: $n nodes, $(stat -c %s "$snap") bytes; load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; $RUNS runs each, base = $BASE_REV"
+  echo "bench-top: $n nodes, $(stat -L -c %s "$snap") bytes; load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; $RUNS runs each, base = $BASE_REV"
   run top measure_top
   run fleet measure_fleet
   [ "$n" -le 10000000 ] && run viewer measure_viewer

@@ -25,10 +25,20 @@
 struct _hg_job {
   pthread_t th;
   int threaded;
+  int done;                 /* a long job: set when fn returned */
+  void *(*fn)(void *);      /* a long job's function and argument */
+  void *arg;
 };
 /* Runs fn(arg) on a new thread when want_thread and one can be started,
  * else here, at once. Pair with _hg_job_wait. */
 void _hg_job_start(struct _hg_job *j, void *(*fn)(void *), void *arg, int want_thread);
+/* Runs fn(arg) on a new thread (here, at once, if none can be started)
+ * that keeps the second core: until it returns, this thread's own
+ * _hg_job_start calls run inline. Pair with _hg_job_wait. */
+void _hg_job_start_long(struct _hg_job *j, void *(*fn)(void *), void *arg);
+/* Called by a long job's function: from now on it shares the second core
+ * (the starting thread's jobs get threads again). */
+void _hg_job_release(struct _hg_job *j);
 /* Returns once the job is done (at once when it ran here); j may be a
  * zeroed job never started. */
 void _hg_job_wait(struct _hg_job *j);
@@ -145,6 +155,17 @@ void _hg_view_free(struct _hg_view *v);
 uint64_t *_hg_reachable(const struct hg_graph *g, int regions_are_roots);
 /* The same, expanding big BFS levels on two threads. */
 uint64_t *_hg_reachable_par(const struct hg_graph *g, int regions_are_roots);
+/* The same from `seen` (taken: returned, or freed on ENOMEM), a set already
+ * known reachable from the roots and closed under retaining edges: only the
+ * roots and region nodes outside it are walked from. One thread; never
+ * reads the graph's cache, so it may run beside a dominator computation. */
+uint64_t *_hg_reachable_from(const struct hg_graph *g, uint64_t *seen, int regions_are_roots);
+
+/* ---- leaks.c ---- */
+
+/* hg_leaks_find with root reachability given: `reach` as for
+ * _hg_reachable_from (taken). Never reads the graph's cache. */
+int _hg_leaks_find_from(const struct hg_graph *g, uint64_t *reach, struct hg_leaks **out);
 
 /* ---- dominators.c ---- */
 

@@ -32,7 +32,10 @@
 struct sb {
   struct hg_graph *g;
   struct hg_dominators *d;
-  uint32_t *parent, *seed;     /* step_parents, computed beside the dominators */
+  struct step *st;             /* step_parents, computed beside the dominators */
+  struct hg_leaks *leaks;      /* _hg_leaks_find_from's, computed after them   */
+  struct leak_sig *leak_sigs;  /* and the first root leaks' signature steps    */
+  uint32_t nleak_sigs;
   struct _hg_arena *a;
   const struct hg_fleet_summary_options *opt;
   struct hg_fleet_sig *sigs;
@@ -153,67 +156,69 @@ static void root_step(const struct hg_graph *g, const struct hg_root *r, char *b
  * TLS, thread stacks, registers, other memory; blocks reached from one
  * kind are final before the next starts. A stale conservative word (a dead
  * thread's cached stack) then never replaces the path the app's own
- * structure gives. parent[v]: the block it was reached from, HG_SUPER_ROOT
- * for a root's target (seed[v]: that root), HG_NONE when not reached.
+ * structure gives. st[v].parent: the block it was reached from, HG_SUPER_ROOT
+ * for a root's target (st[v].seed: that root), HG_NONE when not reached.
  */
-static int step_parents(const struct hg_graph *g, uint32_t *parent, uint32_t *seed) {
+struct step {       /* one block's record in the search, 16 bytes: one line */
+  uint32_t dist;    /* steps from the roots, UINT32_MAX: not reached yet    */
+  uint32_t key;     /* step_key: read with dist for every edge into it      */
+  uint32_t parent;  /* the block it was reached from, HG_SUPER_ROOT, HG_NONE */
+  uint32_t seed;    /* the root, for a root's target                        */
+};
+
+static int step_parents(const struct hg_graph *g, struct step *st) {
   static const uint32_t kinds[] = {HG_ROOT_GLOBAL, HG_ROOT_TLS, HG_ROOT_STACK, HG_ROOT_REGISTER,
                                    HG_ROOT_OTHER};
   uint32_t n = g->node_count;
-  uint32_t *dist = _hg_malloc_big((size_t)n * sizeof *dist), *cur = _hg_malloc_big((size_t)n * sizeof *cur),
-           *next = _hg_malloc_big((size_t)n * sizeof *next);
-  int rc = (!dist || !cur || !next) ? HG_ENOMEM : 0;
-  if (!rc) {
-    memset(parent, 0xff, (size_t)n * sizeof *parent);
-    memset(dist, 0xff, (size_t)n * sizeof *dist);
-  }
+  const uint32_t *es = g->edge_start, *et = g->edge_target;
+  const uint8_t *ek = g->edge_kind;
+  uint32_t *cur = _hg_malloc_big((size_t)n * sizeof *cur), *next = _hg_malloc_big((size_t)n * sizeof *next);
+  int rc = (!cur || !next) ? HG_ENOMEM : 0;
+  for (uint32_t v = 0; !rc && v < n; v++) st[v] = (struct step){UINT32_MAX, step_key(g, v), HG_NONE, 0};
   for (size_t k = 0; !rc && k < sizeof kinds / sizeof *kinds; k++) {
     uint32_t nn = 0, nc = 0;
     for (uint32_t r = 0; r < g->root_count; r++) {
       uint32_t t = g->roots[r].target;
-      if (g->roots[r].kind != kinds[k] || t >= n || dist[t] != UINT32_MAX) continue;
-      dist[t] = 0;
-      parent[t] = HG_SUPER_ROOT;
-      seed[t] = r;
+      if (g->roots[r].kind != kinds[k] || t >= n || st[t].dist != UINT32_MAX) continue;
+      st[t].dist = 0;
+      st[t].parent = HG_SUPER_ROOT;
+      st[t].seed = r;
       cur[nc++] = t;
     }
     for (uint32_t d = 0; nc; d++) {
       nn = 0;
       while (nc) { /* cur: level d, grows by 0-cost edges; next: level d + 1 */
-        /* The stack's next blocks are known: their edge ranges, edges and
-         * targets' records are requested ahead (nothing else changes: a
-         * 0-cost push lands on top and only delays what was requested). */
+        /* The stack's next blocks are known: their edge ranges and records,
+         * their edges, their targets' records are requested ahead (nothing
+         * else changes: a 0-cost push lands on top and only delays what was
+         * requested). */
         if (nc > 24) {
           uint32_t u = cur[nc - 25];
-          __builtin_prefetch(&g->edge_start[u]);
-          __builtin_prefetch(&dist[u]);
-          __builtin_prefetch(&g->node_class[u]);
+          __builtin_prefetch(&es[u]);
+          __builtin_prefetch(&st[u]);
         }
         if (nc > 12) {
-          uint32_t e = g->edge_start[cur[nc - 13]];
-          __builtin_prefetch(&g->edge_target[e]);
-          __builtin_prefetch(&g->edge_kind[e]);
+          uint32_t e = es[cur[nc - 13]];
+          __builtin_prefetch(&et[e]);
+          __builtin_prefetch(&ek[e]);
         }
         if (nc > 4) {
           uint32_t u = cur[nc - 5];
-          for (uint32_t e = g->edge_start[u], k = 0; e < g->edge_start[u + 1] && k < 4; e++, k++) {
-            uint32_t t = g->edge_target[e] < n ? g->edge_target[e] : 0;
-            __builtin_prefetch(&dist[t], 1);
-            __builtin_prefetch(&g->node_class[t]);
-            __builtin_prefetch(&parent[t], 1);
-          }
+          for (uint32_t e = es[u], k = 0; e < es[u + 1] && k < 4; e++, k++)
+            __builtin_prefetch(&st[et[e] < n ? et[e] : 0], 1);
         }
         uint32_t v = cur[--nc];
-        if (dist[v] != d) continue; /* reached again at a lower level */
-        uint32_t kv = step_key(g, v);
-        for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1]; e++) {
-          uint32_t t = g->edge_target[e];
-          if (t >= n || !_hg_retains(g->edge_kind[e])) continue;
-          uint32_t nd = d + (step_key(g, t) != kv);
-          if (dist[t] <= nd) continue;
-          int fresh = dist[t] == UINT32_MAX;
-          dist[t] = nd;
-          parent[t] = v;
+        if (st[v].dist != d) continue; /* reached again at a lower level */
+        uint32_t kv = st[v].key;
+        for (uint32_t e = es[v], end = es[v + 1]; e < end; e++) {
+          uint32_t t = et[e];
+          if (t >= n || !_hg_retains(ek[e])) continue;
+          struct step *s = &st[t];
+          uint32_t nd = d + (s->key != kv);
+          if (s->dist <= nd) continue;
+          int fresh = s->dist == UINT32_MAX;
+          s->dist = nd;
+          s->parent = v;
           if (nd == d) cur[nc++] = t;
           else if (fresh) next[nn++] = t;
         }
@@ -224,9 +229,8 @@ static int step_parents(const struct hg_graph *g, uint32_t *parent, uint32_t *se
       nc = nn;
     }
     for (uint32_t v = 0; v < n; v++) /* reached: final for the next kinds */
-      if (dist[v] != UINT32_MAX) dist[v] = 0;
+      if (st[v].dist != UINT32_MAX) st[v].dist = 0;
   }
-  free(dist);
   free(cur);
   free(next);
   return rc;
@@ -245,7 +249,7 @@ static int retention(struct sb *b) {
   uint32_t n = g->node_count;
   if (!n || !d->reachable_count) return 0;
   uint64_t *top_bits = _hg_bits_new(n);
-  uint32_t *parent = NULL, *seed = NULL;
+  struct step *st = NULL;
   struct holder *cands = NULL;
   uint32_t cap = 0;
   uint32_t *top = malloc(HG_FLEET_TOP_HOLDERS * sizeof *top);
@@ -256,10 +260,9 @@ static int retention(struct sb *b) {
   uint32_t nt = hg_dominators_top(d, HG_FLEET_TOP_HOLDERS, top);
   for (uint32_t i = 0; i < nt; i++) _hg_bit_set(top_bits, top[i]);
 #define IS_CAND(v) (d->retained[v] >= HG_FLEET_HOLDER_BYTES || _hg_bit(top_bits, v))
-  parent = b->parent; /* taken: freed here */
-  seed = b->seed;
-  b->parent = b->seed = NULL;
-  if (!parent || !seed) goto out;
+  st = b->st; /* taken: freed here */
+  b->st = NULL;
+  if (!st) goto out;
   for (uint32_t v = 0; v < n; v++) { /* in index order: reads retained[] sequentially */
     if (!IS_CAND(v)) continue;
     uint32_t p = d->idom[v], from = v;
@@ -268,7 +271,7 @@ static int retention(struct sb *b) {
      * the block its path comes from: skipped when the owner dominates it
      * and is a holder (its bytes are the owner's already), else reported
      * under the owner's path. */
-    uint32_t k = step_key(g, v), q = parent[v];
+    uint32_t k = step_key(g, v), q = st[v].parent;
     if ((k == 0 || k == STEP_REGION) && q < n && step_key(g, q) != 0 && step_key(g, q) != STEP_REGION) {
       if (p == q && IS_CAND(q)) continue;
       from = q;
@@ -294,7 +297,7 @@ static int retention(struct sb *b) {
      * HG_FLEET_MAX_STEPS - 2 steps nearest the holder. */
     uint32_t u = cands[i].from, nrev = 0, total = 0, key = step_key(g, u), first = u, w = 0;
     for (; w < MAX_WALK; w++) {
-      uint32_t p = parent[u];
+      uint32_t p = st[u].parent;
       if (p < n && step_key(g, p) == key) {
         u = first = p;
         continue;
@@ -315,7 +318,7 @@ static int retention(struct sb *b) {
       key = step_key(g, u);
     }
     uint32_t ns = 0;
-    if (w < MAX_WALK && parent[u] == HG_SUPER_ROOT) root_step(g, &g->roots[seed[u]], rootbuf, sizeof rootbuf);
+    if (w < MAX_WALK && st[u].parent == HG_SUPER_ROOT) root_step(g, &g->roots[st[u].seed], rootbuf, sizeof rootbuf);
     else snprintf(rootbuf, sizeof rootbuf, "(deep)");
     steps[ns++] = rootbuf;
     if (total > nrev) steps[ns++] = "\xe2\x80\xa6"; /* … */
@@ -328,8 +331,7 @@ out:
   free(top_bits);
   free(cands);
   free(top);
-  free(parent);
-  free(seed);
+  free(st);
   return rc;
 }
 
@@ -339,17 +341,24 @@ static int cmp_str(const void *x, const void *y) {
   return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-static int leaks(struct sb *b, uint64_t *leaked_bytes) {
-  struct hg_graph *g = b->g;
-  const struct hg_dominators *d = b->d;
-  struct hg_leaks *l = NULL;
-  int rc = hg_leaks_find(g, &l);
-  if (rc) return rc;
-  *leaked_bytes = l->leaked_bytes;
+/* A root leak's signature steps: "cycle" or "single", then its classes. */
+struct leak_sig {
+  const char *steps[LEAK_CLASSES + 2]; /* class names: the graph's, or literals */
+  uint32_t n;
+  uint64_t bytes;
+};
+
+/* The signatures of the first MAX_LEAKS root leaks of l (*out, *count),
+ * given `rooted`: root reachability. Reads the graph only, so it runs on
+ * the second core with the leaks (parents_main). */
+static int leak_sigs(const struct hg_graph *g, const struct hg_leaks *l, const uint64_t *rooted,
+                     struct leak_sig **out, uint32_t *count) {
+  uint32_t nl = l->count < MAX_LEAKS ? l->count : MAX_LEAKS;
+  struct leak_sig *ls = malloc(((size_t)nl + 1) * sizeof *ls);
   uint64_t *seen = _hg_bits_new(g->node_count);
   uint32_t *q = malloc(LEAK_BFS * sizeof *q);
-  if (!seen || !q) rc = HG_ENOMEM;
-  for (uint32_t i = 0; i < l->count && i < MAX_LEAKS && !rc && !b->err; i++) {
+  int rc = !ls || !seen || !q ? HG_ENOMEM : 0;
+  for (uint32_t i = 0; i < nl && !rc; i++) {
     const struct hg_leak *k = &l->leaks[i];
     /* Breadth-first over leaked blocks from the root leak: its classes. */
     uint32_t nq = 0, head = 0;
@@ -360,16 +369,15 @@ static int leaks(struct sb *b, uint64_t *leaked_bytes) {
       for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && nq < LEAK_BFS; e++) {
         uint32_t t = g->edge_target[e];
         if (!_hg_retains(g->edge_kind[e]) || t >= g->node_count || _hg_bit(seen, t)) continue;
-        if (d->idom[t] != HG_NONE) continue; /* reachable: not part of the leak */
+        if (_hg_bit(rooted, t)) continue; /* reachable: not part of the leak */
         _hg_bit_set(seen, t);
         q[nq++] = t;
       }
     }
-    const char *cls[LEAK_CLASSES + 1];
+    const char **cls = ls[i].steps + 1;
     uint32_t nk = 0;
     int cycle = k->group_count > 1;
-    const char *rootcls = step_class(g, step_key(g, k->node));
-    if (!cycle) cls[nk++] = rootcls; /* a lone block: its class leads */
+    if (!cycle) cls[nk++] = step_class(g, step_key(g, k->node)); /* a lone block: its class leads */
     uint32_t first = nk;
     for (uint32_t j = 0; j < nq; j++) {
       seen[q[j] >> 6] &= ~((uint64_t)1 << (q[j] & 63));
@@ -379,16 +387,26 @@ static int leaks(struct sb *b, uint64_t *leaked_bytes) {
       if (!dup && nk < LEAK_CLASSES) cls[nk++] = c;
     }
     qsort(cls + first, nk - first, sizeof *cls, cmp_str);
-    const char *steps[LEAK_CLASSES + 2];
-    steps[0] = cycle ? "cycle" : "single";
-    memcpy(steps + 1, cls, nk * sizeof *cls);
-    add_sig(b, HG_FLEET_LEAK, steps, nk + 1, k->owned_bytes, 1);
+    ls[i].steps[0] = cycle ? "cycle" : "single";
+    ls[i].n = nk + 1;
+    ls[i].bytes = k->owned_bytes;
   }
-  if (!rc) rc = b->err;
   free(seen);
   free(q);
-  hg_leaks_free(l);
-  return rc;
+  if (rc) {
+    free(ls);
+    return rc;
+  }
+  *out = ls;
+  *count = nl;
+  return 0;
+}
+
+static int leaks(struct sb *b, uint64_t *leaked_bytes) {
+  *leaked_bytes = b->leaks->leaked_bytes;
+  for (uint32_t i = 0; i < b->nleak_sigs && !b->err; i++)
+    add_sig(b, HG_FLEET_LEAK, b->leak_sigs[i].steps, b->leak_sigs[i].n, b->leak_sigs[i].bytes, 1);
+  return b->err;
 }
 
 /* ---- Allocation sites and large allocations ---- */
@@ -567,16 +585,44 @@ static int by_sig(const void *x, const void *y) {
   return a->hash < c->hash ? -1 : a->hash > c->hash;
 }
 
-/* The retention paths' BFS parents (step_parents) need the graph only, so
- * they are computed on the second core while the dominators are (jobs.c:
- * on the calling thread first when no thread can be had). */
-struct parents_job { const struct hg_graph *g; uint32_t *parent, *seed; int rc; };
+/* The retention paths' BFS parents (step_parents), then the leaks, need
+ * the graph only, so they are computed on the second core while the
+ * dominators are: a long job (jobs.c), so the dominators keep to this
+ * core until the search ends instead of sharing the other one three ways
+ * (on the calling thread first when no thread can be had). */
+struct parents_job {
+  const struct hg_graph *g;
+  struct _hg_job *self;
+  struct step *st;
+  struct hg_leaks *leaks;
+  struct leak_sig *sigs;
+  uint32_t nsigs;
+  int rc;
+};
 static void *parents_main(void *arg) {
   struct parents_job *p = arg;
   uint32_t n = p->g->node_count;
-  p->parent = _hg_malloc_big((size_t)n * sizeof *p->parent);
-  p->seed = _hg_malloc_big((size_t)n * sizeof *p->seed);
-  p->rc = !p->parent || !p->seed ? HG_ENOMEM : step_parents(p->g, p->parent, p->seed);
+  p->st = _hg_malloc_big((size_t)n * sizeof *p->st);
+  p->rc = !p->st ? HG_ENOMEM : step_parents(p->g, p->st);
+  /* The leaks below are a fraction of that work: from here the dominators
+   * may take the second core back when they have work for it. */
+  _hg_job_release(p->self);
+  if (p->rc) return NULL;
+  /* What the search reached is closed under retaining edges: with the
+   * roots of no kind it takes (none in a valid snapshot) added, it is root
+   * reachability, the dominators' reached set. The leaks start from it,
+   * still beside the dominators. */
+  size_t words = (size_t)n / 64 + 1;
+  uint64_t *rooted = _hg_bits_new(n), *reach = NULL;
+  if (rooted) {
+    for (uint32_t v = 0; v < n; v++)
+      if (p->st[v].dist != UINT32_MAX) _hg_bit_set(rooted, v);
+    rooted = _hg_reachable_from(p->g, rooted, 0);
+  }
+  if (rooted && (reach = malloc(words * sizeof *reach))) memcpy(reach, rooted, words * sizeof *reach);
+  p->rc = !reach ? HG_ENOMEM : _hg_leaks_find_from(p->g, reach, &p->leaks);
+  if (!p->rc) p->rc = leak_sigs(p->g, p->leaks, rooted, &p->sigs, &p->nsigs);
+  free(rooted);
   return NULL;
 }
 
@@ -587,13 +633,15 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
   struct hg_fleet_summary *s = _hg_fa_result(&a, sizeof *s);
   if (!s) return HG_ENOMEM;
   struct sb b = {.g = g, .a = &a, .opt = opt};
-  struct parents_job pj = {g, NULL, NULL, 0};
   struct _hg_job job;
-  if (g->node_count) _hg_job_start(&job, parents_main, &pj, 1);
+  struct parents_job pj = {g, &job, NULL, NULL, NULL, 0, 0};
+  if (g->node_count) _hg_job_start_long(&job, parents_main, &pj);
   int rc = hg_dominators_compute(g, &b.d);
   if (g->node_count) _hg_job_wait(&job);
-  b.parent = pj.parent;
-  b.seed = pj.seed;
+  b.st = pj.st;
+  b.leaks = pj.leaks;
+  b.leak_sigs = pj.sigs;
+  b.nleak_sigs = pj.nsigs;
   if (!rc) rc = pj.rc;
   s->format = HG_FLEET_SUMMARY_FORMAT;
   if (!rc) {
@@ -622,8 +670,9 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
     }
   }
   hg_dominators_free(b.d);
-  free(b.parent); /* when retention did not take them */
-  free(b.seed);
+  free(b.st); /* when retention did not take it */
+  hg_leaks_free(b.leaks);
+  free(b.leak_sigs);
   free(b.sigs);
   free(b.slot);
   if (rc) {

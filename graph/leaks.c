@@ -1,5 +1,5 @@
 /*
- * leaks.c — leak folding (hg_leaks_find).
+ * leaks.c — leak folding (hg_leaks_find, _hg_leaks_find_from).
  *
  * A leak is a block no root reaches through retaining edges. Leaked blocks
  * are folded like libmemunreachable's LeakFolding: strongly connected groups
@@ -9,8 +9,9 @@
  * graph, linear time). Whole-region nodes are treated as roots, never leaks.
  * Iterative throughout. After one reachability pass over the whole graph
  * (only from region nodes when hg_dominators_compute left its view on
- * the graph: root reachability is cached there),
- * everything works on the leaked subgraph renumbered densely (a compact
+ * the graph: root reachability is cached there; or, for the fleet summary,
+ * when its retention search found it: _hg_leaks_find_from), everything
+ * works on the leaked subgraph renumbered densely (a compact
  * CSR in local numbers, same node and edge order as the graph), so the
  * SCC, dominator and BFS passes cost in proportion to the leak, not the
  * heap; working memory is a few uint32 arrays per leaked block.
@@ -252,12 +253,12 @@ static int by_bytes_desc(const void *a, const void *b) {
   return x->node < y->node ? -1 : x->node > y->node;
 }
 
-int hg_leaks_find(struct hg_graph *g, struct hg_leaks **out) {
-  if (!g || !out) return HG_EINVAL;
+/* leaked: reachability from the roots and region nodes, taken (inverted
+ * in place below). */
+static int find(const struct hg_graph *g, uint64_t *leaked, struct hg_leaks **out) {
   *out = NULL;
   struct hg_leaks *r = calloc(1, sizeof *r);
   struct sub sb = {0};
-  uint64_t *leaked = _hg_reachable_par(g, 1); /* inverted in place below */
   int rc = HG_ENOMEM;
   if (!r || !leaked) goto fail;
   r->held_exact = 1;
@@ -297,6 +298,15 @@ fail:
   free(leaked);
   hg_leaks_free(r);
   return rc;
+}
+
+int hg_leaks_find(struct hg_graph *g, struct hg_leaks **out) {
+  if (!g || !out) return HG_EINVAL;
+  return find(g, _hg_reachable_par(g, 1), out);
+}
+
+int _hg_leaks_find_from(const struct hg_graph *g, uint64_t *reach, struct hg_leaks **out) {
+  return find(g, _hg_reachable_from(g, reach, 1), out);
 }
 
 void hg_leaks_free(struct hg_leaks *l) {

@@ -6,7 +6,8 @@
  * priv), and reachability from the roots.
  *
  * Owns _hg_csr_retaining, _hg_csr_free, the _hg_view cache
- * (_hg_view_get/put/free, hg_graph_drop_cache) and _hg_reachable(_par).
+ * (_hg_view_get/put/free, hg_graph_drop_cache) and _hg_reachable(_par,
+ * _from).
  * Never modifies the graph's arrays (the cache lives in g->priv).
  */
 #include <stdlib.h>
@@ -148,22 +149,23 @@ static void *expand(void *arg) {
 
 /* Bitmap of nodes reachable from the roots (and region-only nodes when
  * asked). threads: 1, or 2 to expand big BFS levels on two threads. */
-static uint64_t *reachable(const struct hg_graph *g, int regions_are_roots, int threads) {
+static uint64_t *reachable(const struct hg_graph *g, uint64_t *seen, int regions_are_roots,
+                           int threads) {
   uint32_t n = g->node_count;
   /* Parallel levels waste < 2 x BLOCK slots each and have >= PAR_MIN -
    * 2 x BLOCK real nodes, so n + n / 4 + 2 x BLOCK slots always suffice. */
   size_t cap = (size_t)n + n / 4 + 2 * BLOCK + 1;
-  struct bfs b = {g, _hg_bits_new(n), _hg_malloc_big(cap * sizeof *b.queue), 0};
+  const struct _hg_view *vw = seen ? NULL : _hg_view_get(g);
+  struct bfs b = {g, seen ? seen : _hg_bits_new(n), _hg_malloc_big(cap * sizeof *b.queue), 0};
   if (!b.seen || !b.queue) {
     free(b.seen);
     free(b.queue);
     return NULL;
   }
-  const struct _hg_view *vw = _hg_view_get(g);
   if (vw) {
     /* Root reachability is cached (a closed set): only regions are new. */
     memcpy(b.seen, vw->reach, ((size_t)n / 64 + 1) * sizeof *b.seen);
-  } else {
+  } else { /* from the roots outside the closed set `seen` (empty or given) */
     for (uint32_t i = 0; i < g->root_count; i++) {
       uint32_t t = g->roots[i].target;
       if (t < n && !_hg_bit(b.seen, t)) {
@@ -198,9 +200,13 @@ static uint64_t *reachable(const struct hg_graph *g, int regions_are_roots, int 
 }
 
 uint64_t *_hg_reachable(const struct hg_graph *g, int regions_are_roots) {
-  return reachable(g, regions_are_roots, 1);
+  return reachable(g, NULL, regions_are_roots, 1);
 }
 
 uint64_t *_hg_reachable_par(const struct hg_graph *g, int regions_are_roots) {
-  return reachable(g, regions_are_roots, 2);
+  return reachable(g, NULL, regions_are_roots, 2);
+}
+
+uint64_t *_hg_reachable_from(const struct hg_graph *g, uint64_t *seen, int regions_are_roots) {
+  return reachable(g, seen, regions_are_roots, 1);
 }

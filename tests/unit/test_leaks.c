@@ -1,8 +1,10 @@
 /*
  * test_leaks.c — leak folding (root leaks, held and owned sizes), region
  * nodes as roots, weak edges not keeping blocks alive, and a 1M-node leaked
- * chain and cycle (iterative SCC and dominators on the leaked subgraph).
+ * chain and cycle (iterative SCC and dominators on the leaked subgraph),
+ * and the same leaks with root reachability handed in (_hg_leaks_find_from).
  */
+#include "graph/analysis.h"
 #include "hg_test.h"
 #include "graph_fixture.h"
 
@@ -139,6 +141,60 @@ static void test_budget(void) {
   hg_graph_free(g);
 }
 
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n) { return fx_rnd(&rng, n); }
+
+static int same_leaks(const struct hg_leaks *a, const struct hg_leaks *b) {
+  if (a->count != b->count || a->leaked_count != b->leaked_count || a->leaked_bytes != b->leaked_bytes ||
+      a->held_exact != b->held_exact)
+    return 0;
+  for (uint32_t i = 0; i < a->count; i++) {
+    const struct hg_leak *x = &a->leaks[i], *y = &b->leaks[i];
+    if (x->node != y->node || x->count != y->count || x->bytes != y->bytes || x->owned_count != y->owned_count ||
+        x->owned_bytes != y->owned_bytes || x->group_count != y->group_count || x->group_bytes != y->group_bytes)
+      return 0;
+  }
+  return 1;
+}
+
+static void test_from_reach(void) {
+  /* _hg_leaks_find_from (the fleet summary's: root reachability handed in,
+   * closed under retaining edges) finds what hg_leaks_find finds, given
+   * the whole root reach, none of it, or after the dominators cached it;
+   * random graphs with every edge kind, region nodes and every root kind. */
+  for (int round = 0; round < 300; round++) {
+    uint32_t n = 1 + rnd(60), m = rnd(3 * n + 1);
+    struct fx *f = fx_new(n);
+    for (uint32_t i = 0; i < n; i++) {
+      f->size[i] = 1 + rnd(100);
+      if (rnd(25) == 0) f->flags[i] = HG_NODE_REGION;
+    }
+    for (uint32_t e = 0; e < m; e++) fx_edge_f(f, rnd(n), rnd(n), (uint8_t)rnd(HG_EDGE_KIND_COUNT), 0);
+    for (uint32_t r = rnd(6); r > 0; r--) {
+      fx_root(f, rnd(n));
+      f->roots[f->nroots - 1].kind = (uint8_t)rnd(HG_ROOT_KIND_COUNT);
+    }
+    struct hg_graph *g = fx_build(f);
+    struct hg_leaks *want = leaks(g), *got = NULL, *none = NULL, *cached = NULL;
+    REQUIRE(want);
+    CHECK(_hg_leaks_find_from(g, _hg_reachable(g, 0), &got) == 0);
+    CHECK(_hg_leaks_find_from(g, _hg_bits_new(n), &none) == 0);
+    struct hg_dominators *d = NULL;
+    REQUIRE(hg_dominators_compute(g, &d) == 0);
+    cached = leaks(g);
+    REQUIRE(got && none && cached);
+    CHECK(same_leaks(want, got));
+    CHECK(same_leaks(want, none));
+    CHECK(same_leaks(want, cached));
+    hg_dominators_free(d);
+    hg_leaks_free(want);
+    hg_leaks_free(got);
+    hg_leaks_free(none);
+    hg_leaks_free(cached);
+    hg_graph_free(g);
+  }
+}
+
 int main(void) {
   RUN(test_folding);
   RUN(test_cycle_is_root_leak);
@@ -146,5 +202,6 @@ int main(void) {
   RUN(test_no_leaks);
   RUN(test_big_leaked_chain_and_cycle);
   RUN(test_budget);
+  RUN(test_from_reach);
   return hg_test_done();
 }
