@@ -25,7 +25,7 @@
 struct _hg_job {
   pthread_t th;
   int threaded;
-  int done;                 /* a long job: set when fn returned */
+  int done;                 /* a long job: set when fn returned or released */
   void *(*fn)(void *);      /* a long job's function and argument */
   void *arg;
 };

@@ -604,8 +604,10 @@ static void *parents_main(void *arg) {
   uint32_t n = p->g->node_count;
   p->st = _hg_malloc_big((size_t)n * sizeof *p->st);
   p->rc = !p->st ? HG_ENOMEM : step_parents(p->g, p->st);
-  /* The leaks below are a fraction of that work: from here the dominators
-   * may take the second core back when they have work for it. */
+  /* From here the dominators may take the second core back when they have
+   * work for it: at 10 M, giving it back before the leaks (which take
+   * about as long as the search) was faster than holding it to the end
+   * (docs/analysis.md, issue 33, fourth round). */
   _hg_job_release(p->self);
   if (p->rc) return NULL;
   /* What the search reached is closed under retaining edges: with the
