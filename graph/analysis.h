@@ -164,8 +164,11 @@ uint64_t *_hg_reachable_from(const struct hg_graph *g, uint64_t *seen, int regio
 /* ---- leaks.c ---- */
 
 /* hg_leaks_find with root reachability given: `reach` as for
- * _hg_reachable_from (taken). Never reads the graph's cache. */
-int _hg_leaks_find_from(const struct hg_graph *g, uint64_t *reach, struct hg_leaks **out);
+ * _hg_reachable_from (taken). Never reads the graph's cache. held = 0:
+ * what each root leak holds is not searched (count/bytes = owned_count/
+ * owned_bytes, held_exact = 0, sorted by them): the fleet summary's. */
+int _hg_leaks_find_from(const struct hg_graph *g, uint64_t *reach, int held,
+                        struct hg_leaks **out);
 
 /* ---- dominators.c ---- */
 
