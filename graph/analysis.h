@@ -164,8 +164,11 @@ uint64_t *_hg_reachable_from(const struct hg_graph *g, uint64_t *seen, int regio
 /* ---- leaks.c ---- */
 
 /* hg_leaks_find with root reachability given: `reach` as for
- * _hg_reachable_from (taken). Never reads the graph's cache. */
-int _hg_leaks_find_from(const struct hg_graph *g, uint64_t *reach, struct hg_leaks **out);
+ * _hg_reachable_from (taken). Never reads the graph's cache. held = 0:
+ * what each root leak holds is not searched (count/bytes = owned_count/
+ * owned_bytes, held_exact = 0, sorted by them): the fleet summary's. */
+int _hg_leaks_find_from(const struct hg_graph *g, uint64_t *reach, int held,
+                        struct hg_leaks **out);
 
 /* ---- dominators.c ---- */
 
@@ -175,7 +178,8 @@ int _hg_leaks_find_from(const struct hg_graph *g, uint64_t *reach, struct hg_lea
  * in BFS-number space: order[w-1] = node with number w (1..cnt; every node
  * after its dominator), idom[w] = number of w's immediate dominator (0 = super-root),
  * and, when pre is non-NULL, pre[node] = its number (HG_NONE: unreached).
- * order has c->n entries, idom c->n + 1, pre c->n. *reached = cnt.
+ * order has c->n + 1 entries (the BFS writes one spare), idom c->n + 1, pre c->n.
+ * *reached = cnt.
  * Reads c (never changes or frees it). When view is non-NULL it receives the renumbered CSR
  * (view->c; view->node = NULL, reach = NULL: order[] holds the numbering,
  * order[cnt..n-1] being the unreached nodes in index order) and

@@ -158,6 +158,8 @@ static void root_step(const struct hg_graph *g, const struct hg_root *r, char *b
  * thread's cached stack) then never replaces the path the app's own
  * structure gives. st[v].parent: the block it was reached from, HG_SUPER_ROOT
  * for a root's target (st[v].seed: that root), HG_NONE when not reached.
+ * Each kind's distances start above every distance of the kinds before it
+ * (base), so their blocks are final without a pass resetting them.
  */
 struct step {       /* one block's record in the search, 16 bytes: one line */
   uint32_t dist;    /* steps from the roots, UINT32_MAX: not reached yet    */
@@ -175,17 +177,19 @@ static int step_parents(const struct hg_graph *g, struct step *st) {
   uint32_t *cur = _hg_malloc_big((size_t)n * sizeof *cur), *next = _hg_malloc_big((size_t)n * sizeof *next);
   int rc = (!cur || !next) ? HG_ENOMEM : 0;
   for (uint32_t v = 0; !rc && v < n; v++) st[v] = (struct step){UINT32_MAX, step_key(g, v), HG_NONE, 0};
+  uint32_t base = 0; /* above every distance so far (none reaches 2^32 - 1: n levels at most) */
   for (size_t k = 0; !rc && k < sizeof kinds / sizeof *kinds; k++) {
     uint32_t nn = 0, nc = 0;
     for (uint32_t r = 0; r < g->root_count; r++) {
       uint32_t t = g->roots[r].target;
       if (g->roots[r].kind != kinds[k] || t >= n || st[t].dist != UINT32_MAX) continue;
-      st[t].dist = 0;
+      st[t].dist = base;
       st[t].parent = HG_SUPER_ROOT;
       st[t].seed = r;
       cur[nc++] = t;
     }
-    for (uint32_t d = 0; nc; d++) {
+    uint32_t d = base;
+    for (; nc; d++) {
       nn = 0;
       while (nc) { /* cur: level d, grows by 0-cost edges; next: level d + 1 */
         /* The stack's next blocks are known: their edge ranges and records,
@@ -228,8 +232,7 @@ static int step_parents(const struct hg_graph *g, struct step *st) {
       next = tmp;
       nc = nn;
     }
-    for (uint32_t v = 0; v < n; v++) /* reached: final for the next kinds */
-      if (st[v].dist != UINT32_MAX) st[v].dist = 0;
+    base = d; /* the last level was d - 1, or none was (d = base) */
   }
   free(cur);
   free(next);
@@ -348,7 +351,9 @@ struct leak_sig {
   uint64_t bytes;
 };
 
-/* The signatures of the first MAX_LEAKS root leaks of l (*out, *count),
+/* The signatures of the first MAX_LEAKS root leaks of l (*out, *count):
+ * l is sorted by owned bytes (_hg_leaks_find_from without held sizes; the
+ * owned sets do not overlap, so these account for the most leaked bytes),
  * given `rooted`: root reachability. Reads the graph only, so it runs on
  * the second core with the leaks (parents_main). */
 static int leak_sigs(const struct hg_graph *g, const struct hg_leaks *l, const uint64_t *rooted,
@@ -365,6 +370,13 @@ static int leak_sigs(const struct hg_graph *g, const struct hg_leaks *l, const u
     q[nq++] = k->node;
     _hg_bit_set(seen, k->node);
     while (head < nq) {
+      /* the queue says what comes next: edge ranges 4 ahead, edges 2 ahead */
+      if (head + 4 < nq) __builtin_prefetch(&g->edge_start[q[head + 4]]);
+      if (head + 2 < nq) {
+        uint32_t e2 = g->edge_start[q[head + 2]];
+        __builtin_prefetch(&g->edge_target[e2]);
+        __builtin_prefetch(&g->edge_kind[e2]);
+      }
       uint32_t v = q[head++];
       for (uint32_t e = g->edge_start[v]; e < g->edge_start[v + 1] && nq < LEAK_BFS; e++) {
         uint32_t t = g->edge_target[e];
@@ -381,6 +393,7 @@ static int leak_sigs(const struct hg_graph *g, const struct hg_leaks *l, const u
     uint32_t first = nk;
     for (uint32_t j = 0; j < nq; j++) {
       seen[q[j] >> 6] &= ~((uint64_t)1 << (q[j] & 63));
+      if (nk == LEAK_CLASSES) continue; /* full: nothing more is added */
       const char *c = step_class(g, step_key(g, q[j]));
       int dup = 0;
       for (uint32_t x = 0; x < nk && !dup; x++) dup = !strcmp(cls[x], c);
@@ -622,7 +635,7 @@ static void *parents_main(void *arg) {
     rooted = _hg_reachable_from(p->g, rooted, 0);
   }
   if (rooted && (reach = malloc(words * sizeof *reach))) memcpy(reach, rooted, words * sizeof *reach);
-  p->rc = !reach ? HG_ENOMEM : _hg_leaks_find_from(p->g, reach, &p->leaks);
+  p->rc = !reach ? HG_ENOMEM : _hg_leaks_find_from(p->g, reach, 0, &p->leaks);
   if (!p->rc) p->rc = leak_sigs(p->g, p->leaks, rooted, &p->sigs, &p->nsigs);
   free(rooted);
   return NULL;

@@ -254,8 +254,9 @@ static int by_bytes_desc(const void *a, const void *b) {
 }
 
 /* leaked: reachability from the roots and region nodes, taken (inverted
- * in place below). */
-static int find(const struct hg_graph *g, uint64_t *leaked, struct hg_leaks **out) {
+ * in place below). held: 0 = owned only (no BFS per root leak: count/bytes
+ * are the owned ones, held_exact 0, as past the held budget). */
+static int find(const struct hg_graph *g, uint64_t *leaked, int held, struct hg_leaks **out) {
   *out = NULL;
   struct hg_leaks *r = calloc(1, sizeof *r);
   struct sub sb = {0};
@@ -279,8 +280,12 @@ static int find(const struct hg_graph *g, uint64_t *leaked, struct hg_leaks **ou
     r->count = (uint32_t)k;
     if ((rc = owned_sizes(&sb, r->leaks, r->count))) goto fail;
     uint64_t m = sb.c.start[sb.c.n];
-    uint64_t budget = 16 * ((uint64_t)r->leaked_count + m) + ((uint64_t)1 << 24);
-    int ex = held_sizes(&sb, r->leaks, r->count, budget);
+    uint64_t budget = held ? 16 * ((uint64_t)r->leaked_count + m) + ((uint64_t)1 << 24) : 0;
+    int ex = held ? held_sizes(&sb, r->leaks, r->count, budget) : 0;
+    for (uint32_t i = 0; !held && i < r->count; i++) {
+      r->leaks[i].count = r->leaks[i].owned_count;
+      r->leaks[i].bytes = r->leaks[i].owned_bytes;
+    }
     if (ex < 0) {
       rc = ex;
       goto fail;
@@ -302,11 +307,12 @@ fail:
 
 int hg_leaks_find(struct hg_graph *g, struct hg_leaks **out) {
   if (!g || !out) return HG_EINVAL;
-  return find(g, _hg_reachable_par(g, 1), out);
+  return find(g, _hg_reachable_par(g, 1), 1, out);
 }
 
-int _hg_leaks_find_from(const struct hg_graph *g, uint64_t *reach, struct hg_leaks **out) {
-  return find(g, _hg_reachable_from(g, reach, 1), out);
+int _hg_leaks_find_from(const struct hg_graph *g, uint64_t *reach, int held,
+                        struct hg_leaks **out) {
+  return find(g, _hg_reachable_from(g, reach, 1), held, out);
 }
 
 void hg_leaks_free(struct hg_leaks *l) {
