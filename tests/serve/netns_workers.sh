@@ -9,7 +9,12 @@
 # exactly one summary and one done job, none lost, none twice; a duplicate
 # upload adds no row; with the database stopped the intake answers 503 and
 # records nothing, and after it comes back the next upload is accepted and
-# analysed. Needs root (namespaces); skipped otherwise.
+# analysed. Worker 2 starts only once worker 1 is dead, so worker 1 is the
+# one consumer while it is caught; when it finished everything before it
+# could be caught (a job takes tens of milliseconds: on a fast machine all
+# 16 were once done first, and the wait ran into the test's timeout), eight
+# more snapshots are uploaded and it is caught on those. Needs root
+# (namespaces); skipped otherwise.
 set -u
 B=${BUILD:-build}
 HERE=$(dirname "$0")
@@ -94,28 +99,39 @@ LEASE=4
 ip netns exec "$W1" "$CLI" serve --worker-only --workers 2 --worker-lease $LEASE --db "$URL" --data "$D" \
   >/dev/null 2>"$T/w1.log" &
 w1=$!; pids="$pids $w1"
-ip netns exec "$W2" "$CLI" serve --worker-only --workers 2 --worker-lease $LEASE --db "$URL" --data "$D" \
-  >/dev/null 2>"$T/w2.log" &
-w2=$!; pids="$pids $w2"
 # freeze it first (a commit already sent lands within the pause), read what
 # it holds, then kill it: what it held can only be finished by worker 2. A
-# job can end between seeing it held and the freeze (a job here takes tens of
-# milliseconds; CI once caught none): then it runs on and is caught again.
-held=; tries=0
+# job can end between seeing it held and the freeze: then it runs on and is
+# caught again; when no job is left for it, eight more snapshots are uploaded
+# (version 3.0, seeds after the first N).
+held=; tries=0; more=0
 while [ -z "$held" ] && [ $tries -lt 10 ]; do
   tries=$((tries + 1)); n=0
-  while [ $n -lt 1200 ]; do
+  while [ $n -lt 400 ]; do
     [ "$(sql "SELECT COUNT(*) FROM summaries WHERE worker LIKE '%:$w1/%'")" -ge 1 ] &&
       [ "$(sql "SELECT COUNT(*) FROM jobs WHERE state = 1 AND worker LIKE '%:$w1/%'")" -ge 1 ] && break
+    [ "$(sql "SELECT COUNT(*) FROM jobs WHERE state < 2")" = 0 ] && break
     sleep 0.03; n=$((n + 1))
   done
   kill -STOP "$w1"
   sleep 0.3
   held=$(sql "SELECT id FROM jobs WHERE state = 1 AND worker LIKE '%:$w1/%'" | tr '\n' ' ')
-  [ -n "$held" ] || kill -CONT "$w1"
+  [ -n "$held" ] && break
+  if [ "$(sql "SELECT COUNT(*) FROM jobs WHERE state < 2")" = 0 ]; then
+    for j in 1 2 3 4 5 6 7 8; do
+      k=$((N + more + 1))
+      "$GEN" "$T/s$k.hgsnap" fleet 3.0 "dev-$((k % 5))" $k $((200000 + 10000 * (k % 7))) || bad "snapgen $k"
+      [ "$(post "$T/s$k.hgsnap")" = 201 ] && more=$((more + 1))
+    done
+  fi
+  kill -CONT "$w1"
 done
 kill -9 "$w1"
-check "[ -n '$held' ]" "worker 1 killed (SIGKILL) while holding leases: $held"
+check "[ -n '$held' ]" "worker 1 killed (SIGKILL) while holding leases: $held (more uploads: $more)"
+N=$((N + more))
+ip netns exec "$W2" "$CLI" serve --worker-only --workers 2 --worker-lease $LEASE --db "$URL" --data "$D" \
+  >/dev/null 2>"$T/w2.log" &
+w2=$!; pids="$pids $w2"
 n=0
 while [ "$(sql "SELECT COUNT(*) FROM jobs WHERE state < 2")" -gt 0 ] && [ $n -lt 1800 ]; do sleep 0.1; n=$((n + 1)); done
 
