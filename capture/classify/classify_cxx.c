@@ -55,8 +55,17 @@ struct vcache_entry {
 #define GRAN_SHIFT 21
 #define GRAN_BITS 16
 
+/* Slabs already counted, by address (open addressing, 0 = free): a block
+ * may be identified twice — by the helper, then again by the capturing
+ * thread when it takes the rest of the helper's chunk (scan_pipe.c) — and
+ * must be counted once. Past SLAB_SET slabs a slab is counted without the
+ * check (a second identification could then count it twice). */
+#define SLAB_SET 8192u
+#define SLAB_PROBES 64u
+
 struct cxx_state {
   uint64_t ro_gran[(1u << GRAN_BITS) / 64];
+  uint64_t counted[SLAB_SET];  /* slab addresses counted (slab_once)      */
   struct vcache_entry vcache[1u << VCACHE_BITS];
   struct hg_cxx_set set;
   struct hg_cxx_discovery disc;
@@ -177,6 +186,23 @@ HG_NO_ASAN static uint32_t inside(struct cxx_state *st, const struct hg_cap *c, 
   return n;
 }
 
+/* 1 if the slab at addr is not counted yet (and now marked), 0 if it
+ * was; both threads may ask at once: the one whose compare-and-swap
+ * claims the slot counts it. */
+static int slab_once(struct cxx_state *st, uint64_t addr) {
+  uint64_t h = (addr >> 4) * 0x9e3779b97f4a7c15ull;
+  for (uint32_t i = 0; i < SLAB_PROBES; i++) {
+    uint64_t *slot = &st->counted[(uint32_t)((h >> 40) + i) & (SLAB_SET - 1)];
+    uint64_t v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (v == addr) return 0;
+    if (v == 0) {
+      if (__atomic_compare_exchange_n(slot, &v, addr, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 1;
+      if (v == addr) return 0;
+    }
+  }
+  return 1; /* full here: counted without the check */
+}
+
 /* The pure half: the validated type of the block's vptr (its slot + 1),
  * or, for a slab (below), slot + 1 + the set's capacity; 0 for none.
  * A block is a slab starting with T — not a T — when it is larger than
@@ -194,8 +220,10 @@ static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint64_t addr,
   if (size <= HG_CXX_OBJECT_MAX || !_hg_readable(c, addr, size) ||
       inside(st, c, addr, size, 0) < HG_CXX_SLAB_MIN)
     return token;
-  inside(st, c, addr, size, 1);
-  __atomic_add_fetch(&st->slabs, 1, __ATOMIC_RELAXED);
+  if (slab_once(st, addr)) {
+    inside(st, c, addr, size, 1);
+    __atomic_add_fetch(&st->slabs, 1, __ATOMIC_RELAXED);
+  }
   return token + st->set.cap;
 }
 
