@@ -279,12 +279,15 @@ static int find(const struct hg_graph *g, uint64_t *leaked, int held, struct hg_
     if (k < 0) goto fail;
     r->count = (uint32_t)k;
     if ((rc = owned_sizes(&sb, r->leaks, r->count))) goto fail;
-    uint64_t m = sb.c.start[sb.c.n];
-    uint64_t budget = held ? 16 * ((uint64_t)r->leaked_count + m) + ((uint64_t)1 << 24) : 0;
-    int ex = held ? held_sizes(&sb, r->leaks, r->count, budget) : 0;
-    for (uint32_t i = 0; !held && i < r->count; i++) {
-      r->leaks[i].count = r->leaks[i].owned_count;
-      r->leaks[i].bytes = r->leaks[i].owned_bytes;
+    int ex = 0; /* owned only: the owned sizes stand in, as past the held budget */
+    if (held) {
+      uint64_t budget = 16 * ((uint64_t)r->leaked_count + sb.c.start[sb.c.n]) + ((uint64_t)1 << 24);
+      ex = held_sizes(&sb, r->leaks, r->count, budget);
+    } else {
+      for (uint32_t i = 0; i < r->count; i++) {
+        r->leaks[i].count = r->leaks[i].owned_count;
+        r->leaks[i].bytes = r->leaks[i].owned_bytes;
+      }
     }
     if (ex < 0) {
       rc = ex;

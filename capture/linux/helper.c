@@ -77,11 +77,41 @@ static struct {
   volatile uint32_t tid;  /* cleared (and woken) by the kernel at exit     */
   void (*fn)(void *);
   void *arg;
-} hp; /* one capture at a time (capture lock), one helper at a time */
+  long apart;             /* the creator's CPU when it started the helper, or -1 */
+  volatile long ran_on;   /* the helper's CPU after move_apart(), or -1        */
+} hp = {.apart = -1, .ran_on = -1}; /* one capture at a time (capture lock), one helper at a time */
 
 #ifndef HG_NO_HELPER
+static long current_cpu(void) {
+  unsigned cpu = 0;
+  return _hg_linux_syscall4(SYS_getcpu, (long)(uintptr_t)&cpu, 0, 0, 0) == 0 ? (long)cpu : -1;
+}
+
+/* Keeps the helper off the CPU its creator runs on. A new thread starts
+ * where the scheduler finds room; with every CPU busy (the app's other
+ * threads, another process) that is often its creator's CPU, and a pair of
+ * runnable threads on one CPU against one on the other is balanced in the
+ * load balancer's eyes, so the two would share one core for the whole
+ * capture (issue 33: helper / one core 0.97-1.12 with the other core busy).
+ * Only the helper's own mask changes, and it dies at the join; without
+ * another allowed CPU, or when a call fails, it stays where it is. Raw
+ * system calls: it runs on the helper. */
+static void move_apart(void) {
+  if (hp.apart < 0) return;
+  unsigned long mask[16] = {0};
+  long n = _hg_linux_syscall4(SYS_sched_getaffinity, 0, (long)sizeof mask, (long)(uintptr_t)mask, 0);
+  if (n <= 0 || hp.apart >= n * 8) return;
+  mask[hp.apart / 64] &= ~(1ul << (hp.apart % 64));
+  int any = 0;
+  for (long k = 0; k < n / 8; k++) any |= mask[k] != 0;
+  if (any) _hg_linux_syscall4(SYS_sched_setaffinity, 0, n, (long)(uintptr_t)mask, 0);
+}
+
+
 static int trampoline(void *unused) {
   (void)unused;
+  move_apart();
+  hp.ran_on = current_cpu();
   hp.fn(hp.arg);
   return 0; /* glibc's clone() ends the thread with SYS_exit */
 }
@@ -108,6 +138,8 @@ int _hg_plat_helper_start(struct hg_cap *c, void (*fn)(void *), void *arg) {
   if (!stk->used && !_hg_vec_push(stk, STACK_BYTES)) return HG_ENOMEM;
   hp.fn = fn;
   hp.arg = arg;
+  hp.apart = current_cpu();
+  hp.ran_on = -1;
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited by the helper */
@@ -123,6 +155,11 @@ int _hg_plat_helper_start(struct hg_cap *c, void (*fn)(void *), void *arg) {
   }
   return 0;
 #endif
+}
+
+void _hg_linux_helper_cpus(long *creator, long *helper) {
+  *creator = hp.apart;
+  *helper = hp.ran_on;
 }
 
 void _hg_plat_helper_join(struct hg_cap *c) {

@@ -58,5 +58,9 @@ long _hg_prefault_smaps(void);
 /* A system call with up to four arguments, without libc (no errno): what a
  * helper thread may use. -errno on failure. */
 long _hg_linux_syscall4(long nr, long a, long b, long c, long d);
+/* The last helper's placement: the CPU its creator ran on when starting
+ * it, and the one it ran on once moved off that CPU (helper.c); -1 when
+ * not known or when no helper ran. For tests. */
+void _hg_linux_helper_cpus(long *creator, long *helper);
 
 #endif

@@ -11,10 +11,12 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "capture/classify/classify.h"
+#include "capture/linux/linux.h"
 #include "capture/ptrindex.h"
 #include "heapgraph.h"
 #include "hg_test.h"
@@ -254,6 +256,35 @@ static void nonptr_run(uint32_t helpers, int classify) {
 static void test_nonptr_alone(void) { nonptr_run(0, 1); }
 static void test_nonptr_piped(void) { nonptr_run(1, 0); }
 
+/* The helper leaves its creator's CPU when another one is allowed (with
+ * every CPU busy, the two would otherwise share one for the whole scan:
+ * capture/linux/helper.c), and stays on the only one when the process is
+ * pinned to a single CPU; the output is exact either way. */
+static void test_helper_apart(void) {
+  if (!HELPER_POSSIBLE) SKIP("no helper thread under ASan");
+  cpu_set_t all;
+  REQUIRE(sched_getaffinity(0, sizeof all, &all) == 0);
+  long creator = -1, helper = -1;
+  if (CPU_COUNT(&all) >= 2) {
+    run(1, 0);
+    _hg_linux_helper_cpus(&creator, &helper);
+    CHECK(creator >= 0 && helper >= 0);
+    CHECK(helper != creator);
+  }
+  int cpu = sched_getcpu();
+  REQUIRE(cpu >= 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  run(1, 0);
+  _hg_linux_helper_cpus(&creator, &helper);
+  CHECK_EQ_U(creator, cpu);
+  CHECK_EQ_U(helper, cpu); /* nowhere else to go */
+  REQUIRE(sched_setaffinity(0, sizeof all, &all) == 0);
+  if (CPU_COUNT(&all) < 2) SKIP("one CPU: only the pinned case ran");
+}
+
 int main(void) {
   arena = mmap(NULL, ARENA + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   roots_area = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -268,5 +299,6 @@ int main(void) {
   RUN(test_piped_named);
   RUN(test_nonptr_alone);
   RUN(test_nonptr_piped);
+  RUN(test_helper_apart);
   return hg_test_done();
 }
