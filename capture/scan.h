@@ -69,14 +69,15 @@ HG_NO_ASAN static inline uint32_t _hg_block_words(uint64_t addr, uint64_t size,
   return n;
 }
 
-/* The helper's half of classification (classify.h): the first classifier
- * with a non-zero token wins; *which is its index. 0 without one. */
+/* The helper's half of classification (classify.h), on `lane` (0: the
+ * capturing thread, 1: the helper): the first classifier with a non-zero
+ * token wins; *which is its index. 0 without one. */
 HG_NO_ASAN static inline __attribute__((always_inline)) uint32_t _hg_identify_block(
-    const struct hg_cap *c, uint64_t addr, uint64_t size, uint32_t *which) {
+    const struct hg_cap *c, uint32_t lane, uint64_t addr, uint64_t size, uint32_t *which) {
   uint64_t words[HG_CLASSIFY_WORDS];
   uint32_t n = _hg_block_words(addr, size, words);
   for (uint32_t i = 0; i < c->nclassifiers; i++) {
-    uint32_t token = c->classifiers[i]->identify(c->classifier_state[i], c, addr, size, words, n);
+    uint32_t token = c->classifiers[i]->identify(c->classifier_state[i], c, lane, addr, size, words, n);
     if (token) {
       *which = i;
       return token;

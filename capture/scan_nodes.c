@@ -77,7 +77,7 @@ HG_NO_ASAN int _hg_scan_range_alone(struct hg_cap *c, uint32_t from, uint32_t to
   _hg_blocks_range(&b, c, from, to);
   while (_hg_blocks_next(&b)) {
     uint32_t which = 0; /* identified as the helper would */
-    uint32_t token = _hg_identify_block(c, b.addr, b.size, &which);
+    uint32_t token = _hg_identify_block(c, 0, b.addr, b.size, &which);
     uint32_t cls = token ? _hg_class_of(c, which, token) : 0;
     int rc = row_written && b.node == from
                  ? 0

@@ -199,7 +199,7 @@ HG_NO_ASAN static int helper_chunk(struct hg_pipe *p, uint32_t from, uint32_t to
           if (!wait_room(p, i, 0, i)) return 0;
         }
       }
-      uint32_t which = 0, token = _hg_identify_block(c, b.addr, b.size, &which);
+      uint32_t which = 0, token = _hg_identify_block(c, 1, b.addr, b.size, &which);
       p->toks[i % TOKS] = (struct hg_tok){token, which};
     }
     if (_hg_add_words(c, i, b.addr, b.size, NULL, batch, &n, emit_flush, p)) return 0;

@@ -31,10 +31,24 @@ $(CXX_TEST_DIR)/cxx_slabs: tests/cxx/cxx_slabs.cpp $(CXX_TLIB) cxxabi/cxxabi.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXX_TFLAGS) -o $@ $< $(CXX_LINK)
 
+# The same two with the pipelined scan's 64-entry ring and 16-node chunks
+# (mk/capture.mk, scan_ring64.o before the library): chunks change hands
+# all the time, so both scan lanes identify C++ blocks at once and the
+# capturing thread re-identifies the rest of every chunk it steals — the
+# slab census must still count each slab once, and each lane's caches must
+# stay its own (capture/classify/classify.h).
+$(CXX_TEST_DIR)/cxx_classes_ring64: tests/cxx/cxx_classes.cpp $(CAP_DIR)/scan_ring64.o $(CXX_TLIB) cxxabi/cxxabi.h $(CXX_TEST_DIR)/libcxx_plugin.so
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXX_TFLAGS) -DHG_CXX_LABEL='"ring"' -o $@ $< $(CAP_DIR)/scan_ring64.o $(CXX_LINK)
+
+$(CXX_TEST_DIR)/cxx_slabs_ring64: tests/cxx/cxx_slabs.cpp $(CAP_DIR)/scan_ring64.o $(CXX_TLIB) cxxabi/cxxabi.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXX_TFLAGS) -o $@ $< $(CAP_DIR)/scan_ring64.o $(CXX_LINK)
+
 TEST_PROGS   += $(CXX_TEST_DIR)/cxx_classes $(CXX_TEST_DIR)/cxx_classes_static $(CLI) \
-                $(CXX_TEST_DIR)/cxx_slabs
+                $(CXX_TEST_DIR)/cxx_slabs $(CXX_TEST_DIR)/cxx_classes_ring64 $(CXX_TEST_DIR)/cxx_slabs_ring64
 TEST_SCRIPTS += $(CXX_TEST_DIR)/cxx_classes $(CXX_TEST_DIR)/cxx_classes_static tests/cxx/test_cxx_cli.sh \
-                $(CXX_TEST_DIR)/cxx_slabs
+                $(CXX_TEST_DIR)/cxx_slabs $(CXX_TEST_DIR)/cxx_classes_ring64 $(CXX_TEST_DIR)/cxx_slabs_ring64
 
 # Benchmark (`make bench`): capture time with and without the C++ classifier.
 build/bench/bench_cxx: bench/bench_cxx.cpp $(LIB_A)

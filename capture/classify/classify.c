@@ -41,7 +41,7 @@ uint32_t _hg_classify_string(struct hg_classify_reg *reg, const char *s) {
 uint32_t _hg_classify_block(const struct hg_classifier *k, struct hg_classify_reg *reg,
                             uint64_t addr, uint64_t size, const uint64_t *words, uint32_t nwords,
                             uint32_t *token) {
-  *token = k->identify(reg->state, reg->cap, addr, size, words, nwords);
+  *token = k->identify(reg->state, reg->cap, 0, addr, size, words, nwords); /* capturing thread */
   return *token ? k->class_of(reg, *token) : 0;
 }
 

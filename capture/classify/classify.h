@@ -19,10 +19,15 @@
  *      anyway. Both: no malloc, no locks, no stdio.
  *      identify() — pure: reads the block's first `nwords` words (`words`,
  *        already validated), further process memory only through
- *        _hg_readable()/_hg_read_word() on c, and its prepared tables (it
- *        may keep caches that only identify() touches); registers nothing,
- *        calls nothing that takes locks or uses TLS. Returns a non-zero
- *        32-bit token or 0 (not one of its classes).
+ *        _hg_readable()/_hg_read_word() on c, and its prepared tables;
+ *        registers nothing, calls nothing that takes locks or uses TLS.
+ *        Returns a non-zero 32-bit token or 0 (not one of its classes).
+ *        It runs on two threads at once (the chunked scan, scan_pipe.c:
+ *        the helper, and the capturing thread in the chunks it takes), told
+ *        apart by `lane` (< HG_SCAN_LANES): a cache it keeps is one per
+ *        lane, and anything both lanes write is written atomically (a
+ *        cache entry of two words torn between the lanes could name a
+ *        block wrongly, or let a read through that no region validated).
  *      class_of() — on the capturing thread, in block order: the class id of
  *        a token identify() returned (registering it on first use), or 0.
  *   3. Edges, optionally, in the same two halves (a classifier without them
@@ -64,13 +69,14 @@ struct hg_classify_reg {
 };
 
 #define HG_CLASSIFY_WORDS 4   /* words handed to identify()               */
+#define HG_SCAN_LANES 2       /* identify()'s lanes: 0 the capturing thread, 1 the helper */
 
 struct hg_classifier {
   const char *name;
   int (*prepare)(struct hg_classify_reg *reg);
   void (*finish)(struct hg_classify_reg *reg);
-  uint32_t (*identify)(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
-                       const uint64_t *words, uint32_t nwords);
+  uint32_t (*identify)(void *state, const struct hg_cap *c, uint32_t lane, uint64_t addr,
+                       uint64_t size, const uint64_t *words, uint32_t nwords);
   uint32_t (*class_of)(struct hg_classify_reg *reg, uint32_t token);
   uint32_t (*edge_identify)(void *state, const struct hg_cap *c, uint32_t token, uint64_t offset);
   const uint32_t *(*edge_map)(void *state, const struct hg_cap *c, uint32_t token, uint32_t *words);

@@ -63,29 +63,35 @@ struct vcache_entry {
 #define SLAB_SET 8192u
 #define SLAB_PROBES 64u
 
-struct cxx_state {
-  uint64_t ro_gran[(1u << GRAN_BITS) / 64];
-  uint64_t counted[SLAB_SET];  /* slab addresses counted (slab_once)      */
-  struct vcache_entry vcache[1u << VCACHE_BITS];
-  struct hg_cxx_set set;
-  struct hg_cxx_discovery disc;
+/* What identify() keeps per lane (classify.h: both lanes run at once; a
+ * torn region cache could let a read through that no region validated). */
+struct cxx_lane {
+  _Alignas(64) struct vcache_entry vcache[1u << VCACHE_BITS];
   const struct hg_cap *cap;    /* for cap_read (set by identify)          */
-  uint64_t slabs;              /* blocks named slabs (cxx_identify)       */
   uint64_t cache_lo, cache_hi; /* last readable region met by the reader */
 };
 
+struct cxx_state {
+  uint64_t ro_gran[(1u << GRAN_BITS) / 64];
+  uint64_t counted[SLAB_SET];  /* slab addresses counted (slab_once)      */
+  struct cxx_lane lane[HG_SCAN_LANES];
+  struct hg_cxx_set set;
+  struct hg_cxx_discovery disc;
+  uint64_t slabs;              /* blocks named slabs (cxx_identify)       */
+};
+
 /* Validated reader over the frozen region table, with a one-region cache
- * (vptrs of a heap cluster in a few vtable regions). */
+ * (vptrs of a heap cluster in a few vtable regions); ctx: a lane. */
 HG_NO_ASAN static int cap_read(void *ctx, uint64_t a, uint64_t *out) {
-  struct cxx_state *st = ctx;
+  struct cxx_lane *ln = ctx;
   if (a & 7) return -1;
-  if (!(a >= st->cache_lo && a + 8 <= st->cache_hi)) {
-    int64_t i = _hg_region_find(st->cap, a);
+  if (!(a >= ln->cache_lo && a + 8 <= ln->cache_hi)) {
+    int64_t i = _hg_region_find(ln->cap, a);
     if (i < 0) return -1;
-    const struct hg_cregion *r = _hg_vec_at(&st->cap->regions, (size_t)i);
-    if (!(r->prot & HG_PROT_READ) || a + 8 > r->end) return _hg_read_word(st->cap, a, out);
-    st->cache_lo = r->start;
-    st->cache_hi = r->end;
+    const struct hg_cregion *r = _hg_vec_at(&ln->cap->regions, (size_t)i);
+    if (!(r->prot & HG_PROT_READ) || a + 8 > r->end) return _hg_read_word(ln->cap, a, out);
+    ln->cache_lo = r->start;
+    ln->cache_hi = r->end;
   }
   *out = *(const volatile uint64_t *)(uintptr_t)a;
   return 0;
@@ -150,20 +156,21 @@ static int cxx_prepare(struct hg_classify_reg *reg) {
 }
 
 /* The validated type whose primary vptr is `vptr`, or NULL. */
-static struct hg_cxx_type *type_of(struct cxx_state *st, const struct hg_cap *c, uint64_t vptr) {
+static struct hg_cxx_type *type_of(struct cxx_state *st, struct cxx_lane *ln, const struct hg_cap *c,
+                                   uint64_t vptr) {
   /* One compare rejects most plain blocks (0, small numbers, heap pointers
    * outside the span of the images' read-only data). */
   if (vptr - st->set.ro_min >= st->set.ro_max - st->set.ro_min) return NULL;
   uint32_t b = (uint32_t)((vptr >> GRAN_SHIFT) & ((1u << GRAN_BITS) - 1));
   if (!((st->ro_gran[b >> 6] >> (b & 63)) & 1)) return NULL;
   struct vcache_entry *e =
-      &st->vcache[_hg_ptr_hash(vptr, VCACHE_BITS)];
+      &ln->vcache[_hg_ptr_hash(vptr, VCACHE_BITS)];
   struct hg_cxx_type *t;
   if (vptr && e->vptr == vptr) {
     t = e->type;
   } else {
-    st->cap = c;
-    t = _hg_cxx_check(&st->set, vptr, cap_read, st);
+    ln->cap = c;
+    t = _hg_cxx_check(&st->set, vptr, cap_read, ln);
     if (!t) return NULL;
     e->vptr = vptr;
     e->type = t;
@@ -174,11 +181,11 @@ static struct hg_cxx_type *type_of(struct cxx_state *st, const struct hg_cap *c,
 /* Typed objects inside a block past its first word: 8-aligned words that
  * are the primary vptr of a known class (the same check as a first word).
  * With count set, each one is added to its type's census. */
-HG_NO_ASAN static uint32_t inside(struct cxx_state *st, const struct hg_cap *c, uint64_t addr,
-                                  uint64_t size, int count) {
+HG_NO_ASAN static uint32_t inside(struct cxx_state *st, struct cxx_lane *ln, const struct hg_cap *c,
+                                  uint64_t addr, uint64_t size, int count) {
   uint32_t n = 0;
   for (uint64_t a = addr + 8; a + 8 <= addr + size; a += 8) {
-    struct hg_cxx_type *t = type_of(st, c, *(const volatile uint64_t *)(uintptr_t)a);
+    struct hg_cxx_type *t = type_of(st, ln, c, *(const volatile uint64_t *)(uintptr_t)a);
     if (!t) continue;
     n++;
     if (count) __atomic_add_fetch(&t->census, 1, __ATOMIC_RELAXED);
@@ -210,18 +217,19 @@ static int slab_once(struct cxx_state *st, uint64_t addr) {
  * after the first (an allocator's slab or pool: LLVM's BumpPtrAllocator,
  * an arena); those are counted into their types' census, never made
  * nodes. See docs/cxx-types.md ("Blocks that hold many objects"). */
-static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
-                             const uint64_t *words, uint32_t nwords) {
+static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint32_t lane, uint64_t addr,
+                             uint64_t size, const uint64_t *words, uint32_t nwords) {
   struct cxx_state *st = state;
-  if (!st || nwords < 1) return 0;
-  struct hg_cxx_type *t = type_of(st, c, words[0]);
+  if (!st || nwords < 1 || lane >= HG_SCAN_LANES) return 0;
+  struct cxx_lane *ln = &st->lane[lane];
+  struct hg_cxx_type *t = type_of(st, ln, c, words[0]);
   if (!t) return 0;
   uint32_t token = (uint32_t)(t - st->set.slots) + 1;
   if (size <= HG_CXX_OBJECT_MAX || !_hg_readable(c, addr, size) ||
-      inside(st, c, addr, size, 0) < HG_CXX_SLAB_MIN)
+      inside(st, ln, c, addr, size, 0) < HG_CXX_SLAB_MIN)
     return token;
   if (slab_once(st, addr)) {
-    inside(st, c, addr, size, 1);
+    inside(st, ln, c, addr, size, 1);
     __atomic_add_fetch(&st->slabs, 1, __ATOMIC_RELAXED);
   }
   return token + st->set.cap;

@@ -29,14 +29,18 @@
 
 #define IDC_SIZE 256 /* direct-mapped caches: objects of a few classes mix */
 
+struct objc_idc { /* identify(): isa word -> instance size, class index + 1 */
+  uint64_t isa, size;
+  uint32_t token;
+};
+
 struct objc_state {
   struct hg_objc_table t;
   int on;
-  /* direct-mapped caches: a heap's blocks mostly share a few classes */
-  struct { /* identify(): isa word -> instance size, class index + 1       */
-    uint64_t isa, size;
-    uint32_t token;
-  } idc[IDC_SIZE];
+  /* direct-mapped caches: a heap's blocks mostly share a few classes; one
+   * per lane (classify.h: an entry torn between the lanes would pair one
+   * class's isa with another's token) */
+  struct objc_idc idc[HG_SCAN_LANES][IDC_SIZE];
 };
 
 static struct objc_state state;
@@ -54,23 +58,24 @@ static int objc_prepare(struct hg_classify_reg *reg) {
   return 0;
 }
 
-/* The pure half (may run on the helper thread): class index + 1, or 0.
- * Its one-entry cache is its own. */
-static uint32_t objc_identify(void *state, const struct hg_cap *cap, uint64_t addr, uint64_t size,
-                              const uint64_t *words, uint32_t nwords) {
+/* The pure half (both lanes at once): class index + 1, or 0. Its cache
+ * is the lane's. */
+static uint32_t objc_identify(void *state, const struct hg_cap *cap, uint32_t lane, uint64_t addr,
+                              uint64_t size, const uint64_t *words, uint32_t nwords) {
   (void)addr;
   (void)cap;
   struct objc_state *s = state;
-  if (!s || !s->on || nwords == 0) return 0;
+  if (!s || !s->on || nwords == 0 || lane >= HG_SCAN_LANES) return 0;
   uint64_t isa = words[0];
   uint32_t h = _hg_ptr_hash(isa, 8) % IDC_SIZE;
-  if (s->idc[h].token && s->idc[h].isa == isa && size >= s->idc[h].size) return s->idc[h].token;
+  struct objc_idc *e = &s->idc[lane][h];
+  if (e->token && e->isa == isa && size >= e->size) return e->token;
   uint32_t i = _hg_objc_classify_word(&s->t, isa, size);
   if (i == HG_OBJC_NONE) return 0;
-  s->idc[h].isa = isa;
-  s->idc[h].size = _hg_objc_class_at(&s->t, i)->instance_size;
-  s->idc[h].token = i + 1;
-  return s->idc[h].token;
+  e->isa = isa;
+  e->size = _hg_objc_class_at(&s->t, i)->instance_size;
+  e->token = i + 1;
+  return e->token;
 }
 
 /* The registering half (capturing thread). */

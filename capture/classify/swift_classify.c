@@ -8,7 +8,7 @@
  *            (swift_allocObject), else the classifier stays off; the type
  *            descriptors listed in every image's swift5_type_metadata go
  *            into a hash set (capture/linux/images.c finds the sections).
- *   identify (frozen, helper thread): word 0 is metadata whose kind word
+ *   identify (frozen, both scan lanes): word 0 is metadata whose kind word
  *            and descriptor check out — a class's descriptor must be in the
  *            set, a non-generic class's metadata inside the descriptor's
  *            image, its instance size must fit the block; a closure
@@ -16,8 +16,9 @@
  *            descriptor in that image's swift5_capture; a box's boxed type
  *            is known. A side table is a small block whose word 0 is an
  *            object whose refcount word holds the block's address >> 3.
- *            Metadata seen go into a table (token = its index + 1), with a
- *            direct-mapped cache in front.
+ *            Metadata seen go into a table (token = its index + 1; its
+ *            writers take turns), with a direct-mapped cache per lane in
+ *            front.
  *   class_of (capturing thread): the name (Module.Class<Args>) registered
  *            at the first instance of a metadata, and its word map built:
  *            stored properties of the class and its superclasses from
@@ -40,6 +41,7 @@
 
 #include "capture/classify/classify.h"
 #include "capture/classify/swift_meta.h"
+#include "capture/platform.h"
 #include "cxxabi/ptrhash.h"
 
 #if defined(__linux__)
@@ -78,6 +80,11 @@ struct sw_field {
   uint32_t field_id, kind;
 };
 
+struct sw_idc { /* identify()'s cache: metadata -> instance size, token */
+  uint64_t meta, size;
+  uint32_t token;
+};
+
 struct swift_state {
   int on;
   const struct hg_cap *cap;
@@ -91,10 +98,8 @@ struct swift_state {
   struct hg_vec fields;   /* struct sw_field: edge token - 1                */
   uint32_t fixed_id[SW_NKINDS]; /* class ids of the fixed names            */
   uint32_t side_token;    /* identify()'s token of every side table        */
-  struct {
-    uint64_t meta, size;
-    uint32_t token;
-  } idc[IDC_SIZE];
+  uint32_t insert_lock;   /* the metadata table's writers (both lanes)     */
+  struct sw_idc idc[HG_SCAN_LANES][IDC_SIZE]; /* a cache per lane (classify.h) */
 };
 
 static struct swift_state state;
@@ -310,41 +315,56 @@ static inline uint32_t idc_slot(uint64_t m) {
   return (uint32_t)((m >> 3) ^ (m >> 11)) & (IDC_SIZE - 1);
 }
 
-/* identify() past its cache: the checks, then the cache filled. */
+/* meta_insert() for either lane: the table is shared, so its writers take
+ * turns (a spin lock between the two scan threads, never held across a
+ * wait; the checks that come first only read). Once per metadata. */
+static uint32_t meta_insert_shared(struct swift_state *s, uint64_t m, uint32_t kind, uint64_t desc,
+                                   uint32_t isize) {
+  while (__atomic_exchange_n(&s->insert_lock, 1, __ATOMIC_ACQUIRE)) _hg_plat_yield();
+  uint32_t token = kind == SW_SIDE ? s->side_token : 0;
+  if (!token) token = meta_insert(s, m, kind, desc, isize);
+  if (kind == SW_SIDE) __atomic_store_n(&s->side_token, token, __ATOMIC_RELEASE);
+  __atomic_store_n(&s->insert_lock, 0, __ATOMIC_RELEASE);
+  return token;
+}
+
+/* identify() past its cache: the checks, then the lane's cache filled. */
 static __attribute__((noinline)) uint32_t identify_slow(struct swift_state *s,
+                                                        struct sw_idc *idc,
                                                         const struct hg_cap *c, uint64_t addr,
                                                         uint64_t size, uint64_t m) {
   /* a side table first: one read (its object's refcount word, whose top
    * bits no metadata's second word has), never cached (one per object) */
   if (is_side_table(c, addr, size, m)) {
-    if (!s->side_token) s->side_token = meta_insert(s, 0, SW_SIDE, 0, 16);
-    return s->side_token;
+    uint32_t token = __atomic_load_n(&s->side_token, __ATOMIC_ACQUIRE);
+    return token ? token : meta_insert_shared(s, 0, SW_SIDE, 0, 16);
   }
   uint64_t desc;
   uint32_t isize, kind = check_meta(s, c, m, size, &desc, &isize);
   if (!kind) return 0;
-  uint32_t token = meta_insert(s, m, kind, desc, isize), h = idc_slot(m);
+  uint32_t token = meta_insert_shared(s, m, kind, desc, isize), h = idc_slot(m);
   if (token) {
-    s->idc[h].meta = m;
-    s->idc[h].size = isize;
-    s->idc[h].token = token;
+    idc[h].meta = m;
+    idc[h].size = isize;
+    idc[h].token = token;
   }
   return token;
 }
 
 /* Called for every block no classifier before it claimed: the cached
  * answer without a call, the rest out of line. */
-static uint32_t swift_identify(void *st, const struct hg_cap *c, uint64_t addr, uint64_t size,
-                               const uint64_t *words, uint32_t nwords) {
+static uint32_t swift_identify(void *st, const struct hg_cap *c, uint32_t lane, uint64_t addr,
+                               uint64_t size, const uint64_t *words, uint32_t nwords) {
   struct swift_state *s = st;
-  if (__builtin_expect(!s->on || nwords == 0, 0)) return 0;
+  if (__builtin_expect(!s->on || nwords == 0 || lane >= HG_SCAN_LANES, 0)) return 0;
   /* an empty slot (meta 0, token 0, size 0) answers m == 0 rightly; an
    * unaligned m never enters the cache */
+  struct sw_idc *idc = s->idc[lane];
   const uint64_t m = words[0];
   const uint32_t h = idc_slot(m);
-  if (s->idc[h].meta == m && size >= s->idc[h].size) return s->idc[h].token;
+  if (idc[h].meta == m && size >= idc[h].size) return idc[h].token;
   if (!m || (m & 7)) return 0;
-  return identify_slow(s, c, addr, size, m);
+  return identify_slow(s, idc, c, addr, size, m);
 }
 
 /* ---- class_of (capturing thread) ---- */

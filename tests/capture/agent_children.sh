@@ -15,7 +15,9 @@
 #      two agent_target children alive: one watcher, in the wrapper only,
 #      so exactly one snapshot, the wrapper's pid (commit 48f3d15's rule)
 #   6. the same with --follow-children: one watcher and one snapshot per
-#      process, the wrapper's and each child's (its 1000-block list)
+#      process, the wrapper's and each child's (a snapshot of agent_target;
+#      its first sample may come before main() has made the list: a child's
+#      watcher starts in the agent's constructor and samples at once)
 #   The wrapper runs one other program, `sleep 2`, which with
 #   --follow-children captures too (a forked subshell that does not exec
 #   starts no watcher of its own: the watcher is a thread).
@@ -103,11 +105,11 @@ sleep 2 # several samples of every watcher (sleep is a process too)
 kill $(jobs -p)
 wait
 EOF
-# pids DIR: "pid nodes trigger" of each snapshot in DIR, sorted by pid
+# pids DIR: "pid nodes trigger process" of each snapshot in DIR, sorted by pid
 pids() {
   for f in "$1"/*.hgsnap; do
     [ -s "$f" ] && env -u LD_PRELOAD "$CLI" info --json "$f" 2>/dev/null |
-      /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["pid"], d["counts"]["nodes"], d["trigger"])'
+      /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["pid"], d["counts"]["nodes"], d["trigger"], d["process"])'
   done | sort -n
 }
 for fc in "" --follow-children; do
@@ -125,7 +127,7 @@ for fc in "" --follow-children; do
     [ "$ns" = 1 ] && [ "$wrapper" = "$wp" ] && ok "watch: one snapshot, the wrapper's (pid $wp)" ||
       bad "watch: want only the wrapper's snapshot, got: $got ($(cat "$w/err"))"
   else
-    kids=$(echo "$got" | awk -v a="$c1" -v b="$c2" '($1 == a || $1 == b) && $2 >= 1000' | wc -l)
+    kids=$(echo "$got" | awk -v a="$c1" -v b="$c2" '($1 == a || $1 == b) && $4 == "agent_target"' | wc -l)
     others=$(echo "$wrapper" | grep -c .)
     [ "$ns" = 4 ] && [ "$others" = 2 ] && [ "$kids" = 2 ] && echo "$wrapper" | grep -qx "$wp" &&
       ok "watch --follow-children: one snapshot per process (the children $c1 $c2, the wrapper and sleep:" $wrapper")" ||

@@ -52,9 +52,9 @@ static int u_prepare(struct hg_classify_reg *reg) {
   return 0;
 }
 
-static uint32_t u_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
-                           const uint64_t *w, uint32_t n) {
-  (void)state, (void)c, (void)addr;
+static uint32_t u_identify(void *state, const struct hg_cap *c, uint32_t lane, uint64_t addr,
+                           uint64_t size, const uint64_t *w, uint32_t n) {
+  (void)state, (void)c, (void)addr, (void)lane;
   if (n < 4 || size < 32) return 0;
   return w[0] == MAGIC_A ? 1 : w[0] == MAGIC_B ? 2 : 0;
 }

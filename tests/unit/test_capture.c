@@ -260,9 +260,9 @@ static int a_prepare(struct hg_classify_reg *reg) {
   a_prepared++;
   return -1;
 }
-static uint32_t a_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
-                           const uint64_t *w, uint32_t n) {
-  (void)state, (void)c, (void)addr, (void)size, (void)w, (void)n;
+static uint32_t a_identify(void *state, const struct hg_cap *c, uint32_t lane, uint64_t addr,
+                           uint64_t size, const uint64_t *w, uint32_t n) {
+  (void)state, (void)c, (void)lane, (void)addr, (void)size, (void)w, (void)n;
   __atomic_fetch_add(&a_classified, 1, __ATOMIC_RELAXED); /* may run on the helper */
   return 0;
 }
@@ -281,9 +281,9 @@ static int b_prepare(struct hg_classify_reg *reg) {
   reg->state = &b_class;
   return b_class ? 0 : -1;
 }
-static uint32_t b_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
-                           const uint64_t *w, uint32_t n) {
-  (void)state, (void)c, (void)addr, (void)size;
+static uint32_t b_identify(void *state, const struct hg_cap *c, uint32_t lane, uint64_t addr,
+                           uint64_t size, const uint64_t *w, uint32_t n) {
+  (void)state, (void)c, (void)lane, (void)addr, (void)size;
   return n >= 1 && w[0] == UNIT_MAGIC;
 }
 static uint32_t b_class_of(struct hg_classify_reg *reg, uint32_t token) {

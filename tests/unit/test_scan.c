@@ -45,9 +45,11 @@ static int t_prepare(struct hg_classify_reg *reg) {
   reg->state = &ts;
   return 0;
 }
-static uint32_t t_identify(void *state, const struct hg_cap *c, uint64_t addr, uint64_t size,
-                           const uint64_t *w, uint32_t n) {
+static uint64_t lane_calls[HG_SCAN_LANES + 1]; /* identify() calls per lane, [2]: bad lanes */
+static uint32_t t_identify(void *state, const struct hg_cap *c, uint32_t lane, uint64_t addr,
+                           uint64_t size, const uint64_t *w, uint32_t n) {
   (void)state, (void)c, (void)addr, (void)size;
+  __atomic_add_fetch(&lane_calls[lane < HG_SCAN_LANES ? lane : HG_SCAN_LANES], 1, __ATOMIC_RELAXED);
   return n >= 3 && w[0] == MAGIC;
 }
 static uint32_t t_class_of(struct hg_classify_reg *reg, uint32_t token) {
@@ -232,10 +234,16 @@ static void check_graph(const struct hg_graph *g, int classify) {
 
 static void run(uint32_t helpers, int classify) {
   int used = -1;
+  memset(lane_calls, 0, sizeof lane_calls);
   struct hg_graph *g = scan_once(helpers, classify, &used);
   REQUIRE(g != NULL);
   check_graph(g, classify);
   hg_graph_free(g);
+  /* identify() runs on lane 0 on the capturing thread, lane 1 on the helper
+   * (which may find every chunk taken on a heap this small) */
+  CHECK_EQ_U(lane_calls[HG_SCAN_LANES], 0);
+  if (classify) CHECK(lane_calls[0] + lane_calls[1] >= nblk);
+  if (classify && !used) CHECK_EQ_U(lane_calls[1], 0);
   if (helpers && !HELPER_POSSIBLE) SKIP("no helper thread under ASan: the one-thread scan ran");
   CHECK_EQ_U(used, helpers != 0); /* the path asked for is the path taken */
 }
