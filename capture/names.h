@@ -26,6 +26,16 @@ static inline uint64_t _hg_memo_key(uint32_t which, uint32_t token) {
   return (uint64_t)(which + 1) << 32 | token;
 }
 
+/* A block with token `token` of classifier `which` is written as a node:
+ * the classifier's count(), if it has one (once per block, classify.h). */
+static inline void _hg_count_block(struct hg_cap *c, uint32_t which, uint32_t token, uint64_t addr,
+                                   uint64_t size) {
+  const struct hg_classifier *k = c->classifiers[which];
+  if (!k->count) return;
+  struct hg_classify_reg reg = {c, c->classifier_state[which]};
+  k->count(&reg, token, addr, size);
+}
+
 /* The class id of token (of classifier `which`), as class_of() gives it. */
 static inline uint32_t _hg_class_of(struct hg_cap *c, uint32_t which, uint32_t token) {
   const struct hg_names *m = &c->scan.names;

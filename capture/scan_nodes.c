@@ -79,9 +79,9 @@ HG_NO_ASAN int _hg_scan_range_alone(struct hg_cap *c, uint32_t from, uint32_t to
     uint32_t which = 0; /* identified as the helper would */
     uint32_t token = _hg_identify_block(c, 0, b.addr, b.size, &which);
     uint32_t cls = token ? _hg_class_of(c, which, token) : 0;
-    int rc = row_written && b.node == from
-                 ? 0
-                 : hg_writer_node(c->w, b.addr, b.size, cls, b.s->flags, b.s->heap_id);
+    int resumed = row_written && b.node == from; /* written (and counted) by the pipeline */
+    if (token && !resumed) _hg_count_block(c, which, token, b.addr, b.size);
+    int rc = resumed ? 0 : hg_writer_node(c->w, b.addr, b.size, cls, b.s->flags, b.s->heap_id);
     if (rc) return rc;
     struct hg_namer *nm = _hg_namer_of(c, cls, which, token);
     uint64_t w0 = b.node == from ? from_off / 8 : 0;

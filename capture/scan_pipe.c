@@ -248,6 +248,7 @@ static inline __attribute__((always_inline)) int write_node(struct hg_cap *c,
       which = t.which;
       token = t.token;
       cls = _hg_class_of(c, which, token);
+      _hg_count_block(c, which, token, a, z);
     }
   }
   int rc = hg_writer_node(c->w, a, z, cls, s->flags, s->heap_id);

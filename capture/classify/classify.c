@@ -42,6 +42,7 @@ uint32_t _hg_classify_block(const struct hg_classifier *k, struct hg_classify_re
                             uint64_t addr, uint64_t size, const uint64_t *words, uint32_t nwords,
                             uint32_t *token) {
   *token = k->identify(reg->state, reg->cap, 0, addr, size, words, nwords); /* capturing thread */
+  if (*token && k->count) k->count(reg, *token, addr, size);
   return *token ? k->class_of(reg, *token) : 0;
 }
 

@@ -30,6 +30,11 @@
  *        block wrongly, or let a read through that no region validated).
  *      class_of() — on the capturing thread, in block order: the class id of
  *        a token identify() returned (registering it on first use), or 0.
+ *      count() — optional, on the capturing thread, once per block with a
+ *        token, as its node is written: what must happen once per block
+ *        (C++'s slab census). identify() may see a block twice (the
+ *        capturing thread takes over the rest of a helper's chunk and
+ *        identifies its blocks again), so it keeps no such side effect.
  *   3. Edges, optionally, in the same two halves (a classifier without them
  *      leaves the edges of its blocks untyped):
  *      edge_identify() — pure, same rules as identify() (the scan may call
@@ -78,6 +83,7 @@ struct hg_classifier {
   uint32_t (*identify)(void *state, const struct hg_cap *c, uint32_t lane, uint64_t addr,
                        uint64_t size, const uint64_t *words, uint32_t nwords);
   uint32_t (*class_of)(struct hg_classify_reg *reg, uint32_t token);
+  void (*count)(struct hg_classify_reg *reg, uint32_t token, uint64_t addr, uint64_t size);
   uint32_t (*edge_identify)(void *state, const struct hg_cap *c, uint32_t token, uint64_t offset);
   const uint32_t *(*edge_map)(void *state, const struct hg_cap *c, uint32_t token, uint32_t *words);
   uint32_t (*edge_of)(struct hg_classify_reg *reg, uint32_t edge_token, uint32_t *field);

@@ -7,12 +7,15 @@
  *            the loaded images into a cxxabi set in its own mmap
  *            (_hg_cxx_discover: ELF on Linux, Mach-O on Darwin), then
  *            moves it into one buffer of capture scratch.
- *   identify (frozen, no malloc, either thread): the cxxabi check on the
- *            first word, reading through the frozen region table;
+ *   identify (frozen, no malloc, either scan lane, caches per lane): the
+ *            cxxabi check on the first word, reading through the frozen
+ *            region table; a slab (below) gets its own token;
  *   class_of (capturing thread): a class is registered with the writer the
  *            first time one of its objects is met (kind HG_CLASS_CXX, the
  *            mangled name as found, '*' prefix dropped).
- *   meta     (after the scan): the census of objects inside slabs.
+ *   count    (capturing thread, once per node): a slab's objects go into
+ *            their types' census;
+ *   meta     (after the scan): the census as capture numbers.
  *   finish   (after thaw): nothing to free: the set was moved into capture
  *            scratch at the end of prepare (so the capture never reports or
  *            scans it as process memory), which the capture unmaps.
@@ -55,14 +58,6 @@ struct vcache_entry {
 #define GRAN_SHIFT 21
 #define GRAN_BITS 16
 
-/* Slabs already counted, by address (open addressing, 0 = free): a block
- * may be identified twice — by the helper, then again by the capturing
- * thread when it takes the rest of the helper's chunk (scan_pipe.c) — and
- * must be counted once. Past SLAB_SET slabs a slab is counted without the
- * check (a second identification could then count it twice). */
-#define SLAB_SET 8192u
-#define SLAB_PROBES 64u
-
 /* What identify() keeps per lane (classify.h: both lanes run at once; a
  * torn region cache could let a read through that no region validated). */
 struct cxx_lane {
@@ -73,11 +68,10 @@ struct cxx_lane {
 
 struct cxx_state {
   uint64_t ro_gran[(1u << GRAN_BITS) / 64];
-  uint64_t counted[SLAB_SET];  /* slab addresses counted (slab_once)      */
   struct cxx_lane lane[HG_SCAN_LANES];
   struct hg_cxx_set set;
   struct hg_cxx_discovery disc;
-  uint64_t slabs;              /* blocks named slabs (cxx_identify)       */
+  uint64_t slabs;              /* blocks named slabs (cxx_count)          */
 };
 
 /* Validated reader over the frozen region table, with a one-region cache
@@ -180,7 +174,8 @@ static struct hg_cxx_type *type_of(struct cxx_state *st, struct cxx_lane *ln, co
 
 /* Typed objects inside a block past its first word: 8-aligned words that
  * are the primary vptr of a known class (the same check as a first word).
- * With count set, each one is added to its type's census. */
+ * With count set (cxx_count, on the capturing thread), each one is added to
+ * its type's census. */
 HG_NO_ASAN static uint32_t inside(struct cxx_state *st, struct cxx_lane *ln, const struct hg_cap *c,
                                   uint64_t addr, uint64_t size, int count) {
   uint32_t n = 0;
@@ -188,26 +183,9 @@ HG_NO_ASAN static uint32_t inside(struct cxx_state *st, struct cxx_lane *ln, con
     struct hg_cxx_type *t = type_of(st, ln, c, *(const volatile uint64_t *)(uintptr_t)a);
     if (!t) continue;
     n++;
-    if (count) __atomic_add_fetch(&t->census, 1, __ATOMIC_RELAXED);
+    if (count) t->census++;
   }
   return n;
-}
-
-/* 1 if the slab at addr is not counted yet (and now marked), 0 if it
- * was; both threads may ask at once: the one whose compare-and-swap
- * claims the slot counts it. */
-static int slab_once(struct cxx_state *st, uint64_t addr) {
-  uint64_t h = (addr >> 4) * 0x9e3779b97f4a7c15ull;
-  for (uint32_t i = 0; i < SLAB_PROBES; i++) {
-    uint64_t *slot = &st->counted[(uint32_t)((h >> 40) + i) & (SLAB_SET - 1)];
-    uint64_t v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (v == addr) return 0;
-    if (v == 0) {
-      if (__atomic_compare_exchange_n(slot, &v, addr, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 1;
-      if (v == addr) return 0;
-    }
-  }
-  return 1; /* full here: counted without the check */
 }
 
 /* The pure half: the validated type of the block's vptr (its slot + 1),
@@ -228,11 +206,18 @@ static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint32_t lane,
   if (size <= HG_CXX_OBJECT_MAX || !_hg_readable(c, addr, size) ||
       inside(st, ln, c, addr, size, 0) < HG_CXX_SLAB_MIN)
     return token;
-  if (slab_once(st, addr)) {
-    inside(st, ln, c, addr, size, 1);
-    __atomic_add_fetch(&st->slabs, 1, __ATOMIC_RELAXED);
-  }
   return token + st->set.cap;
+}
+
+/* Once per block written as a node (capturing thread, classify.h): a
+ * slab's objects go into their types' census. identify() may see a block
+ * twice (a steal), so the counting is here. */
+static void cxx_count(struct hg_classify_reg *reg, uint32_t token, uint64_t addr, uint64_t size) {
+  struct cxx_state *st = reg->state;
+  if (!st || token <= st->set.cap || token > 2 * (uint64_t)st->set.cap) return; /* not a slab */
+  if (!_hg_readable(reg->cap, addr, size)) return;
+  inside(st, &st->lane[0], reg->cap, addr, size, 1);
+  st->slabs++;
 }
 
 /* prefix + name into out (cap bytes, NUL-terminated, cut if need be):
@@ -298,6 +283,7 @@ const struct hg_classifier _hg_classifier_cxx = {
     .prepare = cxx_prepare,
     .finish = cxx_finish,
     .identify = cxx_identify,
+    .count = cxx_count,
     .class_of = cxx_class_of,
     .meta = cxx_meta,
 };

@@ -52,6 +52,11 @@ static uint32_t t_identify(void *state, const struct hg_cap *c, uint32_t lane, u
   __atomic_add_fetch(&lane_calls[lane < HG_SCAN_LANES ? lane : HG_SCAN_LANES], 1, __ATOMIC_RELAXED);
   return n >= 3 && w[0] == MAGIC;
 }
+static uint64_t count_calls; /* count() calls: once per unit.T block, however often identified */
+static void t_count(struct hg_classify_reg *reg, uint32_t token, uint64_t addr, uint64_t size) {
+  (void)reg, (void)addr, (void)size;
+  count_calls += token == 1;
+}
 static uint32_t t_class_of(struct hg_classify_reg *reg, uint32_t token) {
   struct tstate *s = reg->state;
   if (token != 1) return 0;
@@ -71,7 +76,7 @@ static uint32_t t_edge_of(struct hg_classify_reg *reg, uint32_t etok, uint32_t *
   return etok == 1 ? HG_EDGE_STRONG : HG_EDGE_WEAK;
 }
 static const struct hg_classifier unit_t = {.name = "unit-t", .prepare = t_prepare,
-                                            .identify = t_identify, .class_of = t_class_of,
+                                            .identify = t_identify, .class_of = t_class_of, .count = t_count,
                                             .edge_identify = t_edge_identify, .edge_of = t_edge_of};
 
 /* ---- the synthetic heap ---- */
@@ -185,12 +190,15 @@ out:
 }
 
 /* The graph holds the brute-force edges and roots, and nothing else. */
+static uint64_t typed_blocks; /* unit.T blocks of the last check_graph */
 static void check_graph(const struct hg_graph *g, int classify) {
+  typed_blocks = 0;
   CHECK_EQ_U(g->node_count, nblk);
   uint64_t want_edges = 0, bad = 0, named = 0;
   for (uint32_t i = 0; i < nblk && i < g->node_count; i++) {
     const uint64_t *w = (const uint64_t *)(uintptr_t)blk_addr[i];
     int is_t = classify && blk_size[i] >= 24 && w[0] == MAGIC;
+    typed_blocks += is_t;
     if (g->node_addr[i] != blk_addr[i] || g->node_size[i] != blk_size[i]) bad++;
     if ((g->node_class[i] != 0) != is_t) bad++;
     uint32_t e = g->edge_start[i], end = g->edge_start[i + 1];
@@ -235,6 +243,7 @@ static void check_graph(const struct hg_graph *g, int classify) {
 static void run(uint32_t helpers, int classify) {
   int used = -1;
   memset(lane_calls, 0, sizeof lane_calls);
+  count_calls = 0;
   struct hg_graph *g = scan_once(helpers, classify, &used);
   REQUIRE(g != NULL);
   check_graph(g, classify);
@@ -243,6 +252,11 @@ static void run(uint32_t helpers, int classify) {
    * (which may find every chunk taken on a heap this small) */
   CHECK_EQ_U(lane_calls[HG_SCAN_LANES], 0);
   if (classify) CHECK(lane_calls[0] + lane_calls[1] >= nblk);
+  /* identify() may see a block twice (a steal); count() sees it once */
+  if (classify) CHECK_EQ_U(count_calls, typed_blocks);
+  if (classify && lane_calls[0] + lane_calls[1] > nblk)
+    printf("  identify(): %llu calls for %u blocks (re-identified after steals), count(): %llu\n",
+           (unsigned long long)(lane_calls[0] + lane_calls[1]), nblk, (unsigned long long)count_calls);
   if (classify && !used) CHECK_EQ_U(lane_calls[1], 0);
   if (helpers && !HELPER_POSSIBLE) SKIP("no helper thread under ASan: the one-thread scan ran");
   CHECK_EQ_U(used, helpers != 0); /* the path asked for is the path taken */
