@@ -90,9 +90,19 @@ void *_hg_vec_push(struct hg_vec *v, size_t n) {
   if (need > v->touched) {
     struct hg_scratch *s = v->owner;
     uint64_t grow = need - v->touched;
-    if (s->touched + grow > s->limit) return NULL;
-    s->touched += grow;
-    if (s->touched > s->peak) s->peak = s->touched;
+    /* The budget is shared by both scan threads (a classifier's identify()
+     * on the helper may push while the capturing thread's class_of() does):
+     * taken and given back atomically, the peak raised by compare-and-swap.
+     * A vector itself is pushed by one thread at a time. */
+    uint64_t t = __atomic_add_fetch(&s->touched, grow, __ATOMIC_RELAXED);
+    if (t > s->limit) {
+      __atomic_sub_fetch(&s->touched, grow, __ATOMIC_RELAXED);
+      return NULL;
+    }
+    uint64_t pk = __atomic_load_n(&s->peak, __ATOMIC_RELAXED);
+    while (t > pk && !__atomic_compare_exchange_n(&s->peak, &pk, t, 1, __ATOMIC_RELAXED,
+                                                  __ATOMIC_RELAXED)) {
+    }
     v->touched = need;
   }
   void *p = v->base + v->used;

@@ -34,6 +34,35 @@ static void test_scratch_budget(void) {
   _hg_scratch_free(&s);
 }
 
+/* Two threads push into two vectors of one scratch at once (the scan's
+ * helper and capturing thread do: a classifier's identify() and class_of()):
+ * the budget's sum and peak lose no page. */
+struct pusher {
+  struct hg_vec *v;
+  int fails;
+};
+static void *push_pages(void *arg) {
+  struct pusher *p = arg;
+  for (int i = 0; i < 20000; i++) p->fails += _hg_vec_push(p->v, 4096) == NULL;
+  return NULL;
+}
+static void test_scratch_two_threads(void) {
+  struct hg_scratch s;
+  struct hg_vec a, b;
+  _hg_scratch_init(&s, 1ull << 30);
+  REQUIRE(_hg_vec_init(&s, &a, 1, 20000u * 4096u) == 0);
+  REQUIRE(_hg_vec_init(&s, &b, 1, 20000u * 4096u) == 0);
+  struct pusher pa = {&a, 0}, pb = {&b, 0};
+  pthread_t th;
+  REQUIRE(pthread_create(&th, NULL, push_pages, &pa) == 0);
+  push_pages(&pb);
+  pthread_join(th, NULL);
+  CHECK_EQ_U(pa.fails + pb.fails, 0);
+  CHECK_EQ_U(s.touched, 2ull * 20000 * 4096);
+  CHECK_EQ_U(s.peak, 2ull * 20000 * 4096);
+  _hg_scratch_free(&s);
+}
+
 static void test_sort(void) {
   uint64_t a[1000];
   for (int i = 0; i < 1000; i++) a[i] = (uint64_t)((i * 7919) % 1000);
@@ -336,6 +365,7 @@ int main(void) {
   snprintf(dir, sizeof dir, "/tmp/hg_unit_capture_%d", (int)getpid());
   mkdir(dir, 0700);
   RUN(test_scratch_budget);
+  RUN(test_scratch_two_threads);
   RUN(test_sort);
   RUN(test_index);
   RUN(test_options);
