@@ -416,7 +416,7 @@ static int leak_sigs(const struct hg_graph *g, const struct hg_leaks *l, const u
 }
 
 static int leaks(struct sb *b, uint64_t *leaked_bytes) {
-  *leaked_bytes = b->leaks->leaked_bytes;
+  *leaked_bytes = b->leaks ? b->leaks->leaked_bytes : 0; /* none: a graph without nodes */
   for (uint32_t i = 0; i < b->nleak_sigs && !b->err; i++)
     add_sig(b, HG_FLEET_LEAK, b->leak_sigs[i].steps, b->leak_sigs[i].n, b->leak_sigs[i].bytes, 1);
   return b->err;

@@ -5,15 +5,19 @@
  * (a memfd, window refills included) with HG_LOAD_ALLOW_BAD_CHECKSUM, so
  * the success path is reachable from mutated files. On success the loaded graph is walked
  * (reverse CSR, address lookups, edge field names, class names) so every
- * index the reader accepted is exercised. Must never crash, hang or leak.
+ * index the reader accepted is exercised, and summarised for the fleet as
+ * `heapgraph serve` does every upload (dominators, leaks, retention paths;
+ * an empty snapshot crashed it once). Must never crash, hang or leak.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fuzz_memfd.h"
+#include "graph/fleet.h"
 #include "heapgraph.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -63,6 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (uint32_t i = 0; i < g->root_count; i++)
     if (g->roots[i].target >= g->node_count) __builtin_trap();
   for (size_t i = 0; i < g->meta.app_count; i++) sink += strlen(g->meta.app[i].key);
+  struct hg_fleet_summary *fs = NULL;
+  if (hg_fleet_summarize(g, NULL, &fs) == 0) {
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (hg_fleet_summary_encode(fs, &buf, &len) == 0) sink += len;
+    free(buf);
+    hg_fleet_summary_free(fs);
+  }
   hg_graph_free(g);
   return 0;
 }

@@ -263,6 +263,45 @@ static void test_summary_hostile_strings(void) {
   hg_graph_free(g);
 }
 
+/* A snapshot without nodes (a process with an empty heap, or an upload of
+ * nothing) is summarised: no signatures, no leaked bytes. The summary's
+ * search and leaks do not run then, and reading their result crashed
+ * `heapgraph fleet` and the server's worker. Also one node and no root. */
+static void test_summary_empty(void) {
+  for (int nodes = 0; nodes < 2; nodes++) {
+    char path[] = "/tmp/hg_fleet_XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    struct hg_builder *b = hg_builder_new();
+    REQUIRE(b);
+    struct hg_meta m = {.platform = "linux", .trigger = "test"};
+    hg_builder_meta(b, &m);
+    if (nodes) hg_builder_node(b, 0x10000, 64, 0, HG_NODE_MALLOC, 0);
+    REQUIRE(hg_builder_write(b, path, NULL) == 0);
+    hg_builder_free(b);
+    struct hg_load_error err;
+    struct hg_graph *g = hg_graph_load(path, &err);
+    unlink(path);
+    REQUIRE(g);
+    struct hg_fleet_summary *s = NULL;
+    CHECK(hg_fleet_summarize(g, NULL, &s) == 0);
+    if (s) {
+      CHECK(s->nodes == (uint32_t)nodes && s->reachable_bytes == 0);
+      CHECK(s->leaked_bytes == (uint64_t)(nodes ? 64 : 0));
+      uint32_t leaks = 0;
+      for (uint32_t i = 0; i < s->sig_count; i++) leaks += s->sigs[i].kind == HG_FLEET_LEAK;
+      CHECK(leaks == (uint32_t)nodes);
+      struct hg_fleet_summary *d = NULL;
+      size_t len;
+      CHECK(round_trip(s, &d, &len) == 0);
+      hg_fleet_summary_free(d);
+    }
+    hg_fleet_summary_free(s);
+    hg_graph_free(g);
+  }
+}
+
 /* ---- statistics ---- */
 
 static void test_stats(void) {
@@ -470,6 +509,7 @@ int main(void) {
   RUN(test_codec_bound);
   RUN(test_codec_hostile);
   RUN(test_summary_hostile_strings);
+  RUN(test_summary_empty);
   RUN(test_stats);
   RUN(test_issues);
   RUN(test_min_samples);
