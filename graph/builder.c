@@ -248,7 +248,7 @@ int hg_builder_write(struct hg_builder *b, const char *path, uint64_t *dropped) 
   if (!b || !path) return HG_EINVAL;
   if (b->oom) return HG_ENOMEM;
   uint64_t drop = 0;
-  qsort(b->nodes.v, b->nodes.n, sizeof *b->nodes.v, cmp_node);
+  if (b->nodes.n) qsort(b->nodes.v, b->nodes.n, sizeof *b->nodes.v, cmp_node); /* none: v is NULL */
   for (size_t i = 1; i < b->nodes.n; i++)
     if (b->nodes.v[i].addr < b->nodes.v[i - 1].addr + b->nodes.v[i - 1].size) {
       snprintf(b->msg, sizeof b->msg, "nodes at 0x%llx and 0x%llx overlap",

@@ -690,7 +690,7 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
   if (!rc) large(&b);
   if (!rc) rc = b.err;
   if (!rc) {
-    qsort(b.sigs, b.n, sizeof *b.sigs, by_sig);
+    if (b.n) qsort(b.sigs, b.n, sizeof *b.sigs, by_sig); /* none: b.sigs is NULL */
     uint32_t keep = b.n < HG_FLEET_MAX_SIGS ? b.n : HG_FLEET_MAX_SIGS;
     if (b.n > HG_FLEET_MAX_SIGS) { /* keep the biggest across kinds */
       qsort(b.sigs, b.n, sizeof *b.sigs, by_bytes); /* then back to kind order */
@@ -700,7 +700,7 @@ int hg_fleet_summarize(struct hg_graph *g, const struct hg_fleet_summary_options
     s->sigs = _hg_fa_alloc(&a, (size_t)(keep ? keep : 1) * sizeof *s->sigs);
     if (!s->sigs) rc = HG_ENOMEM;
     else {
-      memcpy(s->sigs, b.sigs, (size_t)keep * sizeof *s->sigs);
+      if (keep) memcpy(s->sigs, b.sigs, (size_t)keep * sizeof *s->sigs);
       s->sig_count = keep;
     }
   }
