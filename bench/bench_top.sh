@@ -6,7 +6,11 @@
 # snapshots (3 edges per node, 5 % leaked). Each pair runs back to back,
 # alternating base/new, RUNS times (median shown), so the machine's load
 # mostly cancels in the ratios: new / base for wall time, CPU time and peak
-# RSS; fleet / top of the same build (goal <= 1.2). Sizes: HG_BENCH_TOP_NODES
+# RSS; fleet / top of the same build (goal <= 1.2): top and fleet run as
+# adjacent pairs (base top, new top, base fleet, new fleet, RUNS times), and
+# the ratio shown is the median of each pair's own ratio, with its range, so
+# a drift of the machine between the top runs and the fleet runs does not
+# enter it. Sizes: HG_BENCH_TOP_NODES
 # (default 10000000; 100000000 is the issue's 100 M / 300 M case: it needs
 # ~12 GB for the base build, so it runs only when MemAvailable allows, and
 # only one at a time: a lock in /tmp).
@@ -50,13 +54,20 @@ measure_top() { measure "$1" top "$snap" -n 20; }
 measure_fleet() { measure "$1" fleet "$snap" --cache-dir "$B/bench/fleet-cache"; }
 measure_viewer() { viewer "$1" "$snap"; }
 measure_export() { measure "$1" export "$snap" --format heapsnapshot -o "$B/bench/top.heapsnapshot"; }
-run() { # run WHAT FUNCTION: appends "what build wall cpu rss" rows, base and new alternately
+run() { # run WHAT FUNCTION [WHAT FUNCTION]: appends "what build wall cpu rss run" rows, base and new alternately
   for i in $(seq "$RUNS"); do
     for build in base new; do
       bin=$BASE; [ $build = new ] && bin=$NEW
       rm -rf "$B/bench/fleet-cache"
-      echo "$1 $build $($2 "$bin")" >>"$ROWS"
+      echo "$1 $build $($2 "$bin") $i" >>"$ROWS"
     done
+    if [ $# -ge 4 ]; then
+      for build in base new; do
+        bin=$BASE; [ $build = new ] && bin=$NEW
+        rm -rf "$B/bench/fleet-cache"
+        echo "$3 $build $($4 "$bin") $i" >>"$ROWS"
+      done
+    fi
   done
   rm -rf "$B/bench/fleet-cache" "$B/bench/top.heapsnapshot"
 }
@@ -73,12 +84,12 @@ for n in ${HG_BENCH_TOP_NODES:-10000000}; do
   ROWS=$B/bench/top_rows.txt
   : >"$ROWS"
   echo "bench-top: $n nodes, $(stat -L -c %s "$snap") bytes; load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores; $RUNS runs each, base = $BASE_REV"
-  run top measure_top
-  run fleet measure_fleet
+  run top measure_top fleet measure_fleet
   [ "$n" -le 10000000 ] && run viewer measure_viewer
   [ "$n" -le 10000000 ] && [ "${HG_BENCH_TOP_EXPORT:-1}" = 1 ] && run export measure_export
   awk -v n="$n" '
-    { k = $1 " " $2; c[k]++; w[k, c[k]] = $3; u[k, c[k]] = $4; r[k, c[k]] = $5; what[$1] = 1 }
+    { k = $1 " " $2; c[k]++; w[k, c[k]] = $3; u[k, c[k]] = $4; r[k, c[k]] = $5; what[$1] = 1
+      pw[$1, $2, $6] = $3 }
     function med(a, k, m,   i, j, t, v) { for (i = 1; i <= m; i++) v[i] = a[k, i]
       for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
       return v[int((m + 1) / 2)] }
@@ -94,8 +105,16 @@ for n in ${HG_BENCH_TOP_NODES:-10000000}; do
         else
           printf "  %-7s base %7.2f s wall %7.2f s cpu %6d MiB | new %7.2f s wall %7.2f s cpu %6d MiB | new/base: wall %.2f cpu %.2f RSS %.2f\n", x, bw, bu, br, nw, nu, nr, nw / bw, nu / bu, nr / br
       }
-      if (("top", "new") in tw && ("fleet", "new") in tw)
-        printf "  fleet / top: new %.2f (goal <= 1.2), base %.2f; fleet peak RSS / top: new %.2f\n", tw["fleet", "new"] / tw["top", "new"], tw["fleet", "base"] / tw["top", "base"], tr["fleet", "new"] / tr["top", "new"]
+      if (("top", "new") in tw && ("fleet", "new") in tw) {
+        split("new base", bs, " ")
+        for (j = 1; j <= 2; j++) { m = 0; lo = 1e9; hi = 0
+          for (i = 1; ("top", bs[j], i) in pw && ("fleet", bs[j], i) in pw; i++) {
+            q = pw["fleet", bs[j], i] / pw["top", bs[j], i]; pr[bs[j], ++m] = q
+            if (q < lo) lo = q; if (q > hi) hi = q }
+          rm[bs[j]] = m ? med(pr, bs[j], m) : 0; rl[bs[j]] = lo; rh[bs[j]] = hi }
+        printf "  fleet / top, median of the %d adjacent pairs: new %.2f (%.2f-%.2f; goal <= 1.2), base %.2f (%.2f-%.2f)\n", c["top new"], rm["new"], rl["new"], rh["new"], rm["base"], rl["base"], rh["base"]
+        printf "  fleet / top, ratio of the medians: new %.2f, base %.2f; fleet peak RSS / top: new %.2f\n", tw["fleet", "new"] / tw["top", "new"], tw["fleet", "base"] / tw["top", "base"], tr["fleet", "new"] / tr["top", "new"]
+      }
     }' "$ROWS"
   [ "${HG_BENCH_TOP_KEEP:-0}" = 1 ] || [ "$n" -le 10000000 ] || rm -f "$snap"
   exec 9>&-

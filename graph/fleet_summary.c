@@ -157,16 +157,34 @@ static void root_step(const struct hg_graph *g, const struct hg_root *r, char *b
  * kind are final before the next starts. A stale conservative word (a dead
  * thread's cached stack) then never replaces the path the app's own
  * structure gives. st[v].parent: the block it was reached from, HG_SUPER_ROOT
- * for a root's target (st[v].seed: that root), HG_NONE when not reached.
+ * for a root's target (st[v].u.seed: that root, step_seeds), HG_NONE when not reached.
  * Each kind's distances start above every distance of the kinds before it
  * (base), so their blocks are final without a pass resetting them.
  */
-struct step {       /* one block's record in the search, 16 bytes: one line */
+struct step {       /* one block's record in the search, 12 bytes           */
   uint32_t dist;    /* steps from the roots, UINT32_MAX: not reached yet    */
-  uint32_t key;     /* step_key: read with dist for every edge into it      */
+  union {
+    uint32_t key;   /* in the search: step_key, read with dist for every edge into it */
+    uint32_t seed;  /* after it, for a root's target (parent HG_SUPER_ROOT): that root */
+  } u;
   uint32_t parent;  /* the block it was reached from, HG_SUPER_ROOT, HG_NONE */
-  uint32_t seed;    /* the root, for a root's target                        */
 };
+
+/* The root each root's target was seeded from, once the search is done (its
+ * key is not needed any more): the first root of the first kind that
+ * targets it. A target of a kind's root that no earlier kind reached is
+ * seeded by that kind, so the first kind with a root on it is the one;
+ * written in reverse, the last write is that kind's first root. Keeping it
+ * out of the search's record saves 4 of 16 bytes a block, a quarter of the
+ * search's fresh memory (docs/analysis.md, issue 33, seventh round). */
+static void step_seeds(const struct hg_graph *g, const uint32_t *kinds, size_t nk, struct step *st) {
+  for (size_t k = nk; k-- > 0;)
+    for (uint32_t r = g->root_count; r-- > 0;) {
+      uint32_t t = g->roots[r].target;
+      if (g->roots[r].kind == kinds[k] && t < g->node_count && st[t].parent == HG_SUPER_ROOT)
+        st[t].u.seed = r;
+    }
+}
 
 static int step_parents(const struct hg_graph *g, struct step *st) {
   static const uint32_t kinds[] = {HG_ROOT_GLOBAL, HG_ROOT_TLS, HG_ROOT_STACK, HG_ROOT_REGISTER,
@@ -176,7 +194,7 @@ static int step_parents(const struct hg_graph *g, struct step *st) {
   const uint8_t *ek = g->edge_kind;
   uint32_t *cur = _hg_malloc_big((size_t)n * sizeof *cur), *next = _hg_malloc_big((size_t)n * sizeof *next);
   int rc = (!cur || !next) ? HG_ENOMEM : 0;
-  for (uint32_t v = 0; !rc && v < n; v++) st[v] = (struct step){UINT32_MAX, step_key(g, v), HG_NONE, 0};
+  for (uint32_t v = 0; !rc && v < n; v++) st[v] = (struct step){UINT32_MAX, {step_key(g, v)}, HG_NONE};
   uint32_t base = 0; /* above every distance so far (none reaches 2^32 - 1: n levels at most) */
   for (size_t k = 0; !rc && k < sizeof kinds / sizeof *kinds; k++) {
     uint32_t nn = 0, nc = 0;
@@ -185,40 +203,41 @@ static int step_parents(const struct hg_graph *g, struct step *st) {
       if (g->roots[r].kind != kinds[k] || t >= n || st[t].dist != UINT32_MAX) continue;
       st[t].dist = base;
       st[t].parent = HG_SUPER_ROOT;
-      st[t].seed = r;
       cur[nc++] = t;
     }
     uint32_t d = base;
     for (; nc; d++) {
       nn = 0;
       while (nc) { /* cur: level d, grows by 0-cost edges; next: level d + 1 */
-        /* The stack's next blocks are known: their edge ranges and records,
-         * their edges, their targets' records are requested ahead (nothing
+        /* The stack's next blocks are known: their edge ranges and records
+         * (64 ahead), their edges (32 ahead), their targets' records (the
+         * first 8 edges of the block 12 ahead) are requested ahead (nothing
          * else changes: a 0-cost push lands on top and only delays what was
-         * requested). */
-        if (nc > 24) {
-          uint32_t u = cur[nc - 25];
+         * requested). Each step comes a few blocks after what it reads has
+         * arrived (docs/analysis.md, issue 33, seventh round). */
+        if (nc > 64) {
+          uint32_t u = cur[nc - 65];
           __builtin_prefetch(&es[u]);
           __builtin_prefetch(&st[u]);
         }
-        if (nc > 12) {
-          uint32_t e = es[cur[nc - 13]];
+        if (nc > 32) {
+          uint32_t e = es[cur[nc - 33]];
           __builtin_prefetch(&et[e]);
           __builtin_prefetch(&ek[e]);
         }
-        if (nc > 4) {
-          uint32_t u = cur[nc - 5];
-          for (uint32_t e = es[u], k = 0; e < es[u + 1] && k < 4; e++, k++)
+        if (nc > 12) {
+          uint32_t u = cur[nc - 13];
+          for (uint32_t e = es[u], k = 0; e < es[u + 1] && k < 8; e++, k++)
             __builtin_prefetch(&st[et[e] < n ? et[e] : 0], 1);
         }
         uint32_t v = cur[--nc];
         if (st[v].dist != d) continue; /* reached again at a lower level */
-        uint32_t kv = st[v].key;
+        uint32_t kv = st[v].u.key;
         for (uint32_t e = es[v], end = es[v + 1]; e < end; e++) {
           uint32_t t = et[e];
           if (t >= n || !_hg_retains(ek[e])) continue;
           struct step *s = &st[t];
-          uint32_t nd = d + (s->key != kv);
+          uint32_t nd = d + (s->u.key != kv);
           if (s->dist <= nd) continue;
           int fresh = s->dist == UINT32_MAX;
           s->dist = nd;
@@ -234,6 +253,7 @@ static int step_parents(const struct hg_graph *g, struct step *st) {
     }
     base = d; /* the last level was d - 1, or none was (d = base) */
   }
+  if (!rc) step_seeds(g, kinds, sizeof kinds / sizeof *kinds, st);
   free(cur);
   free(next);
   return rc;
@@ -321,7 +341,7 @@ static int retention(struct sb *b) {
       key = step_key(g, u);
     }
     uint32_t ns = 0;
-    if (w < MAX_WALK && st[u].parent == HG_SUPER_ROOT) root_step(g, &g->roots[st[u].seed], rootbuf, sizeof rootbuf);
+    if (w < MAX_WALK && st[u].parent == HG_SUPER_ROOT) root_step(g, &g->roots[st[u].u.seed], rootbuf, sizeof rootbuf);
     else snprintf(rootbuf, sizeof rootbuf, "(deep)");
     steps[ns++] = rootbuf;
     if (total > nrev) steps[ns++] = "\xe2\x80\xa6"; /* … */

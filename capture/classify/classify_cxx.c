@@ -209,12 +209,22 @@ static uint32_t cxx_identify(void *state, const struct hg_cap *c, uint32_t lane,
   return token + st->set.cap;
 }
 
+/* What a token of cxx_identify says: the type (NULL for none) and whether
+ * the block is a slab that starts with it. */
+static struct hg_cxx_type *token_type(const struct cxx_state *st, uint32_t token, int *slab) {
+  *slab = 0;
+  if (!st || token == 0 || token > 2 * (uint64_t)st->set.cap) return NULL;
+  *slab = token > st->set.cap;
+  return &st->set.slots[token - 1 - (*slab ? st->set.cap : 0)];
+}
+
 /* Once per block written as a node (capturing thread, classify.h): a
  * slab's objects go into their types' census. identify() may see a block
  * twice (a steal), so the counting is here. */
 static void cxx_count(struct hg_classify_reg *reg, uint32_t token, uint64_t addr, uint64_t size) {
   struct cxx_state *st = reg->state;
-  if (!st || token <= st->set.cap || token > 2 * (uint64_t)st->set.cap) return; /* not a slab */
+  int slab;
+  if (!token_type(st, token, &slab) || !slab) return;
   if (!_hg_readable(reg->cap, addr, size)) return;
   inside(st, &st->lane[0], reg->cap, addr, size, 1);
   st->slabs++;
@@ -236,9 +246,9 @@ static const char *join(char *out, size_t cap, const char *prefix, const char *n
  * slabs that start with it (named HG_CXX_SLAB_PREFIX + the type's name). */
 static uint32_t cxx_class_of(struct hg_classify_reg *reg, uint32_t token) {
   struct cxx_state *st = reg->state;
-  if (!st || token == 0 || token > 2 * (uint64_t)st->set.cap) return 0;
-  int slab = token > st->set.cap;
-  struct hg_cxx_type *t = &st->set.slots[token - 1 - (slab ? st->set.cap : 0)];
+  int slab;
+  struct hg_cxx_type *t = token_type(st, token, &slab);
+  if (!t) return 0;
   uint32_t *id = slab ? &t->slab_class_id : &t->class_id;
   if (!*id) {
     static char name[sizeof HG_CXX_SLAB_PREFIX + HG_CXX_MAX_NAME]; /* capturing thread only */

@@ -107,7 +107,6 @@ static void move_apart(void) {
   if (any) _hg_linux_syscall4(SYS_sched_setaffinity, 0, n, (long)(uintptr_t)mask, 0);
 }
 
-
 static int trampoline(void *unused) {
   (void)unused;
   move_apart();

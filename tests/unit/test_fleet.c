@@ -302,6 +302,57 @@ static void test_summary_empty(void) {
   }
 }
 
+/* The root step of a path names the root the search started from: the
+ * first root of the first kind (globals, TLS, stacks, registers, other)
+ * that targets the block, whatever the order of the roots in the file.
+ * Block A is held by a stack word, then two globals (images b.so, a.so):
+ * "global:b.so". Block B by a register word, then a TLS word: "tls". */
+static void test_summary_root_steps(void) {
+  char path[] = "/tmp/hg_fleet_XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  struct hg_builder *b = hg_builder_new();
+  REQUIRE(b);
+  struct hg_meta m = {.platform = "linux", .trigger = "test"};
+  hg_builder_meta(b, &m);
+  struct hg_image a = {.path = "/lib/a.so", .load_addr = 0x400000, .size = 0x1000};
+  struct hg_image bb = {.path = "/lib/b.so", .load_addr = 0x500000, .size = 0x1000};
+  hg_builder_image(b, &a);
+  hg_builder_image(b, &bb);
+  struct hg_thread th = {.tid = 1, .name = "main", .stack_lo = 0x7e0000, .stack_hi = 0x800000};
+  hg_builder_thread(b, &th);
+  uint32_t ca = hg_builder_class(b, "A", HG_CLASS_CXX, 0), cb = hg_builder_class(b, "B", HG_CLASS_CXX, 0);
+  hg_builder_node(b, 0x10000, 4096, ca, HG_NODE_MALLOC, 0);
+  hg_builder_node(b, 0x20000, 8192, cb, HG_NODE_MALLOC, 0);
+  hg_builder_root(b, HG_ROOT_STACK, 0, 0x7f0000, 0x10000);
+  hg_builder_root(b, HG_ROOT_GLOBAL, 1, 0x500100, 0x10000);
+  hg_builder_root(b, HG_ROOT_GLOBAL, 0, 0x400100, 0x10000);
+  hg_builder_root(b, HG_ROOT_REGISTER, 0, 3, 0x20000);
+  hg_builder_root(b, HG_ROOT_TLS, 0, 0x7e0000, 0x20000);
+  int wrc = hg_builder_write(b, path, NULL);
+  if (wrc) fprintf(stderr, "write: %s\n", hg_builder_message(b));
+  REQUIRE(wrc == 0);
+  hg_builder_free(b);
+  struct hg_load_error err;
+  struct hg_graph *g = hg_graph_load(path, &err);
+  unlink(path);
+  REQUIRE(g);
+  struct hg_fleet_summary *s = NULL;
+  REQUIRE(hg_fleet_summarize(g, NULL, &s) == 0);
+  int got_a = 0, got_b = 0;
+  for (uint32_t i = 0; i < s->sig_count; i++) {
+    const struct hg_fleet_sig *x = &s->sigs[i];
+    if (x->kind != HG_FLEET_RETENTION || x->step_count != 2) continue;
+    if (!strcmp(x->steps[1], "A")) got_a += !strcmp(x->steps[0], "global:b.so");
+    if (!strcmp(x->steps[1], "B")) got_b += !strcmp(x->steps[0], "tls");
+  }
+  CHECK(got_a == 1);
+  CHECK(got_b == 1);
+  hg_fleet_summary_free(s);
+  hg_graph_free(g);
+}
+
 /* ---- statistics ---- */
 
 static void test_stats(void) {
@@ -510,6 +561,7 @@ int main(void) {
   RUN(test_codec_hostile);
   RUN(test_summary_hostile_strings);
   RUN(test_summary_empty);
+  RUN(test_summary_root_steps);
   RUN(test_stats);
   RUN(test_issues);
   RUN(test_min_samples);
