@@ -211,11 +211,26 @@ static void test_codec_hostile(void) {
 
 /* ---- summaries of built graphs with hostile strings ---- */
 
-static void test_summary_hostile_strings(void) {
+/* b written to a temporary file (freed) and loaded back: the graph, or
+ * NULL with the builder's message on stderr. */
+static struct hg_graph *built(struct hg_builder *b) {
   char path[] = "/tmp/hg_fleet_XXXXXX";
   int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
+  if (fd < 0) {
+    hg_builder_free(b);
+    return NULL;
+  }
   close(fd);
+  int rc = hg_builder_write(b, path, NULL);
+  if (rc) fprintf(stderr, "builder: %s\n", hg_builder_message(b));
+  hg_builder_free(b);
+  struct hg_load_error err;
+  struct hg_graph *g = rc ? NULL : hg_graph_load(path, &err);
+  unlink(path);
+  return g;
+}
+
+static void test_summary_hostile_strings(void) {
   static char huge[20000];
   memset(huge, 'A', sizeof huge - 1);
   struct hg_builder *b = hg_builder_new();
@@ -237,11 +252,7 @@ static void test_summary_hostile_strings(void) {
   hg_builder_node(b, 0x50000, 32, ctl, HG_NODE_MALLOC, 0);
   hg_builder_edge(b, 0x40000, 0, 0x50000, HG_EDGE_CONSERVATIVE, NULL);
   hg_builder_edge(b, 0x50000, 0, 0x40000, HG_EDGE_CONSERVATIVE, NULL);
-  REQUIRE(hg_builder_write(b, path, NULL) == 0);
-  hg_builder_free(b);
-  struct hg_load_error err;
-  struct hg_graph *g = hg_graph_load(path, &err);
-  unlink(path);
+  struct hg_graph *g = built(b);
   REQUIRE(g);
   struct hg_fleet_summary *s = NULL;
   REQUIRE(hg_fleet_summarize(g, NULL, &s) == 0);
@@ -269,20 +280,12 @@ static void test_summary_hostile_strings(void) {
  * `heapgraph fleet` and the server's worker. Also one node and no root. */
 static void test_summary_empty(void) {
   for (int nodes = 0; nodes < 2; nodes++) {
-    char path[] = "/tmp/hg_fleet_XXXXXX";
-    int fd = mkstemp(path);
-    REQUIRE(fd >= 0);
-    close(fd);
     struct hg_builder *b = hg_builder_new();
     REQUIRE(b);
     struct hg_meta m = {.platform = "linux", .trigger = "test"};
     hg_builder_meta(b, &m);
     if (nodes) hg_builder_node(b, 0x10000, 64, 0, HG_NODE_MALLOC, 0);
-    REQUIRE(hg_builder_write(b, path, NULL) == 0);
-    hg_builder_free(b);
-    struct hg_load_error err;
-    struct hg_graph *g = hg_graph_load(path, &err);
-    unlink(path);
+    struct hg_graph *g = built(b);
     REQUIRE(g);
     struct hg_fleet_summary *s = NULL;
     CHECK(hg_fleet_summarize(g, NULL, &s) == 0);
@@ -308,10 +311,6 @@ static void test_summary_empty(void) {
  * Block A is held by a stack word, then two globals (images b.so, a.so):
  * "global:b.so". Block B by a register word, then a TLS word: "tls". */
 static void test_summary_root_steps(void) {
-  char path[] = "/tmp/hg_fleet_XXXXXX";
-  int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
   struct hg_builder *b = hg_builder_new();
   REQUIRE(b);
   struct hg_meta m = {.platform = "linux", .trigger = "test"};
@@ -330,13 +329,7 @@ static void test_summary_root_steps(void) {
   hg_builder_root(b, HG_ROOT_GLOBAL, 0, 0x400100, 0x10000);
   hg_builder_root(b, HG_ROOT_REGISTER, 0, 3, 0x20000);
   hg_builder_root(b, HG_ROOT_TLS, 0, 0x7e0000, 0x20000);
-  int wrc = hg_builder_write(b, path, NULL);
-  if (wrc) fprintf(stderr, "write: %s\n", hg_builder_message(b));
-  REQUIRE(wrc == 0);
-  hg_builder_free(b);
-  struct hg_load_error err;
-  struct hg_graph *g = hg_graph_load(path, &err);
-  unlink(path);
+  struct hg_graph *g = built(b);
   REQUIRE(g);
   struct hg_fleet_summary *s = NULL;
   REQUIRE(hg_fleet_summarize(g, NULL, &s) == 0);
