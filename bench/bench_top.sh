@@ -54,20 +54,17 @@ measure_top() { measure "$1" top "$snap" -n 20; }
 measure_fleet() { measure "$1" fleet "$snap" --cache-dir "$B/bench/fleet-cache"; }
 measure_viewer() { viewer "$1" "$snap"; }
 measure_export() { measure "$1" export "$snap" --format heapsnapshot -o "$B/bench/top.heapsnapshot"; }
-run() { # run WHAT FUNCTION [WHAT FUNCTION]: appends "what build wall cpu rss run" rows, base and new alternately
+pair() { # pair WHAT FUNCTION RUN: appends "what build wall cpu rss run" rows, base then new
+  for build in base new; do
+    bin=$BASE; [ $build = new ] && bin=$NEW
+    rm -rf "$B/bench/fleet-cache"
+    echo "$1 $build $($2 "$bin") $3" >>"$ROWS"
+  done
+}
+run() { # run WHAT FUNCTION [WHAT FUNCTION]: RUNS times a pair of each, in turn
   for i in $(seq "$RUNS"); do
-    for build in base new; do
-      bin=$BASE; [ $build = new ] && bin=$NEW
-      rm -rf "$B/bench/fleet-cache"
-      echo "$1 $build $($2 "$bin") $i" >>"$ROWS"
-    done
-    if [ $# -ge 4 ]; then
-      for build in base new; do
-        bin=$BASE; [ $build = new ] && bin=$NEW
-        rm -rf "$B/bench/fleet-cache"
-        echo "$3 $build $($4 "$bin") $i" >>"$ROWS"
-      done
-    fi
+    pair "$1" "$2" "$i"
+    [ $# -lt 4 ] || pair "$3" "$4" "$i"
   done
   rm -rf "$B/bench/fleet-cache" "$B/bench/top.heapsnapshot"
 }

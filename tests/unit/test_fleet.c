@@ -2,7 +2,8 @@
  * test_fleet.c — fleet analysis units (graph/fleet*.c): the summary's CBOR
  * form (round trip, the 64 KiB bound, a hostile reader: every truncation,
  * every bit flip, a hand-made catalogue of bad inputs), summaries of built
- * graphs whose every string is hostile (huge, control characters), the
+ * graphs (every string hostile: huge, control characters; no nodes or one;
+ * the root a path starts from when several roots hold a block), the
  * statistics (Mann-Whitney, percentiles, version order), and issues over
  * synthetic summaries: new / regressed / fixed / ongoing, the minimum
  * sample size, the holder-explains rule, ranking, the class growth and the
@@ -209,7 +210,7 @@ static void test_codec_hostile(void) {
   free(buf);
 }
 
-/* ---- summaries of built graphs with hostile strings ---- */
+/* ---- summaries of built graphs ---- */
 
 /* b written to a temporary file (freed) and loaded back: the graph, or
  * NULL with the builder's message on stderr. */
